@@ -1,0 +1,44 @@
+# ADE Platform. The README's quick start is `make demo` then `make test`.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+VENV := .venv
+PY := $(VENV)/bin/python
+TOOLS := .tools
+# The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
+export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
+
+.PHONY: setup demo test bench lint format snapshot clean
+
+$(VENV)/.synced: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen --extra test
+	@touch $@
+
+$(TOOLS)/bin/snow:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/snowcli
+	$(UV) pip install --quiet --python $(TOOLS)/snowcli/bin/python "snowflake-cli>=3.10"
+	@mkdir -p $(TOOLS)/bin && ln -sf ../snowcli/bin/snow $(TOOLS)/bin/snow
+
+setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
+
+demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
+	$(VENV)/bin/ade dev --materialize
+
+test: setup  ## the whole default test suite
+	$(PY) -m pytest -q
+
+bench: setup  ## performance figures (benchmarks/README.md)
+	$(PY) -m benchmarks.run
+
+lint: setup
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff check --fix . && $(VENV)/bin/ruff format .
+
+snapshot: setup  ## regenerate the published tool-surface snapshot after changing tools
+	$(PY) -m tests.contract.update_snapshot
+
+clean:
+	rm -rf .ade dbt_demo/target dbt_demo/logs

@@ -1,0 +1,115 @@
+"""`ade`: materialize, status, mcp, dev (and the toolset-specific commands of later issues).
+
+Heavy imports (Dagster, FastMCP) happen inside the commands, so `ade --help` is instant and `ade mcp`
+never imports Dagster for cached tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from ade_platform.config import TOOLSETS, ConfigError, Settings, load_settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(args.config)
+
+
+def cmd_materialize(args: argparse.Namespace) -> int:
+    from ade_platform.ops import materialize
+
+    settings = _settings(args)
+    return materialize(settings, args.select, out=sys.stdout)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ade_platform.ops import asset_status, render_status
+
+    settings = _settings(args)
+    rows = asset_status(settings)
+    if args.json:
+        import json
+
+        print(json.dumps(rows, indent=2, default=str))
+    else:
+        print(render_status(rows))
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    # Quiet FastMCP's start-up banner logs: stderr of a stdio server lands in the host's log pane.
+    os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+    settings = _settings(args)
+    if args.target_path or args.project_path:
+        from ade_platform.standalone import with_dbt_paths
+
+        settings = with_dbt_paths(settings, args.target_path, args.project_path)
+    from mcp_bridge.server import serve
+
+    serve(settings, server_name=args.server, transport=args.transport, host=args.host, port=args.port)
+    return 0
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    from ade_platform.dev import run_dev
+
+    return run_dev(
+        _settings(args), ui_port=args.ui_port, mcp_port=args.mcp_port, materialize_first=args.materialize
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ade",
+        description="ADE Platform: Dagster-materialized data-stack metadata, served to agents over MCP.",
+    )
+    parser.add_argument("--config", help="path to ade.yaml (default: $ADE_CONFIG, else the demo's ade.yaml)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("materialize", help="materialize assets into $ADE_HOME with a progress display")
+    p.add_argument(
+        "--select",
+        default="*",
+        help="Dagster asset selection (e.g. 'dbt_lineage_index', 'group:dbt_artifacts', '*'); default all",
+    )
+    p.set_defaults(func=cmd_materialize)
+
+    p = sub.add_parser("status", help="each asset: last materialized, age, run id, stale or not")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("mcp", help="serve the MCP gateway (all enabled toolsets) or one toolset")
+    p.add_argument("--server", choices=TOOLSETS, help="serve only this toolset")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", help="HTTP host (default from ade.yaml: 127.0.0.1)")
+    p.add_argument("--port", type=int, help="HTTP port (default from ade.yaml: 8765)")
+    p.add_argument("--target-path", help="serve the artifacts of this dbt target directory (any dbt project)")
+    p.add_argument("--project-path", help="the dbt project root for dbt-project tools")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("dev", help="run the Dagster UI and the MCP gateway (HTTP on loopback)")
+    p.add_argument("--ui-port", type=int, default=3000)
+    p.add_argument("--mcp-port", type=int, help="default from ade.yaml (8765)")
+    p.add_argument("--materialize", action="store_true", help="materialize everything before serving")
+    p.set_defaults(func=cmd_dev)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"ade: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

@@ -1,0 +1,327 @@
+"""One typed settings object, read from ade.yaml + environment once at start-up and passed explicitly.
+
+Relative paths in ade.yaml are resolved against the file's own folder, so the demo config works from any
+working directory. `${NAME}` and `${NAME:-default}` reference environment variables (for secrets); an
+unset variable without a default is a configuration error naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "ade.yaml"
+TOOLSETS = (
+    "dbt-artifacts",
+    "dbt-project",
+    "warehouse",
+    "dbt-cloud",
+    "orchestrator",
+    "bi-api",
+    "snowflake",
+    "snowfakery",
+)
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(Exception):
+    """A bad ade.yaml: names the key and the reason. Start-up stops on it."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSettings(_Model):
+    root: str | None = Field(None, description="Store root: a folder or an fsspec URL (s3://...).")
+    retention: int = Field(20, ge=1, le=10_000, description="Versions kept per asset.")
+
+
+class DbtSettings(_Model):
+    project_dir: Path = Field(description="The dbt project root.")
+    profiles_dir: Path | None = None
+    target: str | None = None
+    target_path: Path | None = Field(
+        None, description="Where dbt writes artifacts; default <home>/dbt/target."
+    )
+    warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+
+
+class PiiPatternSettings(_Model):
+    name: str = Field(description="Reported as pii_pattern_matched, e.g. 'national_id'.")
+    regex: str = Field(description="Matched (case-insensitive) against the snake_case column name.")
+    risk_level: Literal["high", "medium", "low"] = "medium"
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
+class PiiSettings(_Model):
+    patterns: list[PiiPatternSettings] = Field(
+        default_factory=list, description="Column-name patterns checked before the built-in ones."
+    )
+    tags: list[str] = Field(
+        default_factory=lambda: ["pii", "sensitive"],
+        description="Tag or meta terms that mark a column as PII.",
+    )
+
+
+class DuckDBWarehouse(_Model):
+    type: Literal["duckdb"]
+    path: Path
+    schemas: list[str] = Field(default_factory=list, description="Schemas to snapshot; empty = all.")
+
+
+class SnowflakeWarehouse(_Model):
+    type: Literal["snowflake"]
+    account: str
+    user: str
+    password: SecretStr | None = None
+    database: str | None = None
+    warehouse: str | None = None
+    role: str | None = None
+    schemas: list[str] = Field(default_factory=list)
+    host: str | None = None
+    port: int | None = None
+    protocol: Literal["https", "http"] = "https"
+
+
+class BigQueryWarehouse(_Model):
+    type: Literal["bigquery"]
+    project: str
+    datasets: list[str] = Field(default_factory=list)
+    location: str | None = None
+    credentials_path: Path | None = None
+    api_endpoint: str | None = None
+
+
+Warehouse = Annotated[DuckDBWarehouse | SnowflakeWarehouse | BigQueryWarehouse, Field(discriminator="type")]
+
+
+class DatasetRecipeSettings(_Model):
+    """Per-recipe generation settings of the datasets assets (keyed by the recipe's stem in ade.yaml)."""
+
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict, description="--option values.")
+    reps: int | None = Field(None, ge=1, description="Repetitions per materialization (default: one).")
+    target_table: str | None = Field(None, description="Stop when this table has target_count rows.")
+    target_count: int | None = Field(None, ge=1)
+    seed: int | None = Field(None, description="Seed for reproducible values.")
+    continuation: bool = Field(False, description="Chain runs: continue from the previous run and append.")
+
+
+class DatasetSettings(_Model):
+    recipes_dir: Path = Field(description="Folder of Snowfakery recipes; each *.recipe.yml is an asset.")
+    warehouse: str = Field(description="Warehouse (by name) the generated tables are loaded into.")
+    schema_name: str = Field("raw", alias="schema")
+    recipes: dict[str, DatasetRecipeSettings] = Field(
+        default_factory=dict, description="Keyed by recipe stem."
+    )
+    schedule_cron: str | None = Field(
+        None, description="Cron of the dataset regeneration schedule (off if unset)."
+    )
+
+
+class SnowfakerySettings(_Model):
+    """The snowfakery toolset: where recipes live, and the limits every run is held to."""
+
+    workspace_root: Path | None = Field(None, description="Recipe workspace; default <home>/snowfakery.")
+    runs_dir: Path | None = Field(
+        None, description="Server-managed run outputs; default <home>/snowfakery-runs."
+    )
+    docs_dir: Path | None = Field(None, description="Serve these docs/, schema/, examples/ instead of ours.")
+    max_reps: int = Field(1000, ge=1)
+    max_target_count: int = Field(100_000, ge=1)
+    max_rows: int = Field(1_000_000, ge=1, description="Rows one run may write, all tables together.")
+    timeout_seconds: float = Field(60, gt=0, le=86_400)
+    max_output_bytes: int = Field(200_000_000, ge=1024, description="Largest file one run may write.")
+    max_inline_chars: int = Field(
+        20_000, ge=100, description="Output returned inline; the rest is a resource."
+    )
+    max_recipe_bytes: int = Field(1_000_000, ge=100)
+    max_memory_mb: int = Field(2048, ge=0, description="Address-space limit of a run (0 = none).")
+    max_runs_kept: int = Field(50, ge=1, description="Run folders kept; older ones are deleted.")
+    allow_dburl: bool = Field(False, description="Allow run_recipe to write to a database URL.")
+    allow_network: bool = Field(False, description="Allow recipes and plugins to open network connections.")
+    allowed_plugins: list[str] = Field(
+        default_factory=lambda: ["snowfakery.standard_plugins.*"],
+        description="Plugins/providers a recipe may declare (fnmatch patterns).",
+    )
+
+
+class LimitSettings(_Model):
+    max_lineage_nodes: int = Field(500, ge=1)
+    max_rows: int = Field(1000, ge=1)
+    query_timeout_seconds: float = Field(60, gt=0)
+
+
+class HttpSettings(_Model):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    token: SecretStr | None = Field(None, description="Bearer token; required unless bound to loopback.")
+
+    @field_validator("token", mode="before")
+    @classmethod
+    def _empty_token_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
+class McpSettings(_Model):
+    toolsets: list[str] = Field(default_factory=lambda: list(TOOLSETS))
+    max_staleness_seconds: float | None = Field(None, gt=0, description="Answers older than this say stale.")
+    http: HttpSettings = Field(default_factory=HttpSettings)
+
+    @field_validator("toolsets")
+    @classmethod
+    def _known_toolsets(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(TOOLSETS))
+        if unknown:
+            raise ValueError(f"unknown toolset(s) {unknown}; choose from {list(TOOLSETS)}")
+        return value
+
+
+class ScheduleSettings(_Model):
+    metadata_cron: str = Field("0 * * * *", description="Cron of the metadata refresh schedule.")
+    timezone: str = "UTC"
+
+
+class Settings(_Model):
+    home: Path = Field(description="ADE_HOME: store, Dagster instance, warehouse files and run outputs.")
+    config_path: Path | None = None
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    dbt: DbtSettings | None = None
+    pii: PiiSettings = Field(default_factory=PiiSettings)
+    warehouses: dict[str, Warehouse] = Field(default_factory=dict)
+    datasets: DatasetSettings | None = None
+    snowfakery: SnowfakerySettings = Field(default_factory=SnowfakerySettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+
+    @property
+    def store_root(self) -> str:
+        return self.store.root or str(self.home / "store")
+
+    @property
+    def dagster_home(self) -> Path:
+        return Path(os.environ.get("DAGSTER_HOME") or self.home / "dagster")
+
+    @property
+    def dbt_target_path(self) -> Path | None:
+        if self.dbt is None:
+            return None
+        return self.dbt.target_path or self.home / "dbt" / "target"
+
+    def warehouse(self, name: str) -> DuckDBWarehouse | SnowflakeWarehouse | BigQueryWarehouse:
+        try:
+            return self.warehouses[name]
+        except KeyError:
+            raise ConfigError(f"warehouses.{name}: no warehouse of that name is configured") from None
+
+
+def _expand(value: Any, key: str, env: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _expand(v, f"{key}.{k}" if key else str(k), env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, f"{key}[{i}]", env) for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"{key}: environment variable {name} is not set (referenced as ${{{name}}})")
+
+    return _ENV_REF.sub(substitute, value)
+
+
+_PATH_KEYS = {
+    ("home",),
+    ("dbt", "project_dir"),
+    ("dbt", "profiles_dir"),
+    ("dbt", "target_path"),
+    ("datasets", "recipes_dir"),
+    ("snowfakery", "workspace_root"),
+    ("snowfakery", "runs_dir"),
+    ("snowfakery", "docs_dir"),
+}
+
+# The snowfakery spec's environment variables (section 10) override the `snowfakery:` section.
+_SNOWFAKERY_ENV = {
+    "SNOWFAKERY_MCP_WORKSPACE_ROOT": "workspace_root",
+    "SNOWFAKERY_MCP_MAX_REPS": "max_reps",
+    "SNOWFAKERY_MCP_MAX_TARGET_COUNT": "max_target_count",
+    "SNOWFAKERY_MCP_TIMEOUT_SECONDS": "timeout_seconds",
+    "SNOWFAKERY_MCP_ALLOW_DBURL": "allow_dburl",
+    "SNOWFAKERY_MCP_ALLOW_NETWORK": "allow_network",
+}
+
+
+def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and value and "://" not in value:
+            path = Path(value).expanduser()
+            return str(path if path.is_absolute() else (base / path).resolve())
+        return value
+
+    for parts in _PATH_KEYS:
+        node: Any = raw
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            node[parts[-1]] = fix(node[parts[-1]])
+    for wh in (raw.get("warehouses") or {}).values():
+        if isinstance(wh, dict):
+            for key in ("path", "credentials_path"):
+                if key in wh:
+                    wh[key] = fix(wh[key])
+    store = raw.get("store")
+    if isinstance(store, dict) and store.get("root"):
+        store["root"] = fix(store["root"])
+
+
+def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Read, expand and validate the configuration. Raises ConfigError with the key and reason."""
+    env = dict(os.environ if env is None else env)
+    config_path = Path(path or env.get("ADE_CONFIG") or DEFAULT_CONFIG).expanduser().resolve()
+    try:
+        raw = yaml.safe_load(config_path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {config_path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{config_path.name}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{config_path.name}: the top level must be a mapping")
+    # ADE_HOME (environment, else `home:`) is resolved first so the rest of the file can say ${ADE_HOME}.
+    home = env.get("ADE_HOME") or _expand(raw.get("home", ".ade"), "home", env)
+    home_path = Path(home).expanduser()
+    env["ADE_HOME"] = str(
+        home_path if home_path.is_absolute() else (config_path.parent / home_path).resolve()
+    )
+    raw = _expand(raw, "", env)
+    raw["home"] = env["ADE_HOME"]
+    overrides = {key: env[name] for name, key in _SNOWFAKERY_ENV.items() if env.get(name)}
+    if overrides:
+        raw["snowfakery"] = {**(raw.get("snowfakery") or {}), **overrides}
+    _resolve_paths(raw, config_path.parent)
+    raw["config_path"] = str(config_path)
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{config_path.name}: {key}: {first['msg']}") from None

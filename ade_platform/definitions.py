@@ -1,0 +1,70 @@
+"""The Dagster code location: one explicit Definitions built from the domains.
+
+Settings are read when Dagster loads the code location (the @definitions function), not at import.
+"""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+from ade_platform.config import Settings, load_settings
+from ade_platform.defs.datasets import build_dataset_assets
+from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
+from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
+from ade_platform.defs.warehouse import build_warehouse_assets
+
+METADATA_JOB = "refresh_metadata"
+EVERYTHING_JOB = "build_everything"
+
+
+def build_definitions(settings: Settings) -> dg.Definitions:
+    if settings.dbt is not None and settings.dbt.warehouse:
+        wh = settings.warehouse(settings.dbt.warehouse)
+        if wh.type == "duckdb":
+            # dbt reads its DuckDB path from the environment of the dbt subprocess (see profiles.yml).
+            os.environ["ADE_DUCKDB_PATH"] = str(wh.path)
+            wh.path.parent.mkdir(parents=True, exist_ok=True)
+    assets: list = [*build_dataset_assets(settings)]
+    dbt_defs = build_dbt_assets(settings)
+    assets += dbt_defs
+    model_keys = list(dbt_defs[0].keys) if dbt_defs else []
+    assets += build_warehouse_assets(settings, upstream=model_keys)
+
+    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP)
+    refresh_metadata = dg.define_asset_job(
+        METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
+    )
+    build_everything = dg.define_asset_job(
+        EVERYTHING_JOB,
+        selection=dg.AssetSelection.all(),
+        description="Generate data, build dbt, snapshot all.",
+    )
+    resources: dict = {"store": StoreResource(root=settings.store_root, retention=settings.store.retention)}
+    if settings.dbt is not None:
+        resources["dbt"] = dbt_resource(settings)
+    return dg.Definitions(
+        assets=assets,
+        jobs=[refresh_metadata, build_everything],
+        schedules=[
+            dg.ScheduleDefinition(
+                name="metadata_refresh_schedule",
+                job=refresh_metadata,
+                cron_schedule=settings.schedules.metadata_cron,
+                execution_timezone=settings.schedules.timezone,
+                description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
+                default_status=dg.DefaultScheduleStatus.RUNNING,
+            )
+        ],
+        resources=resources,
+        # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
+        # schema snapshots all open the same file.
+        executor=dg.in_process_executor,
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions(load_settings())

@@ -1,0 +1,1 @@
+"""dbt artifacts: version checks, the compact lineage index, and graph questions over it (no Dagster)."""

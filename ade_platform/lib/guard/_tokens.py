@@ -1,0 +1,153 @@
+"""Token-level views of a statement.
+
+The AST forgets how things were written: sqlglot turns ``"COUNT"(x)`` into a COUNT node and maps
+functions of other dialects (``APPROX_DISTINCT``) onto typed nodes, while Snowflake would call a UDF of
+that name. Function names are therefore checked as written, from the token stream. Tokens also give
+object names for statements sqlglot keeps as opaque commands (``SHOW GRANTS ON TABLE x``, ``CALL p()``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token, TokenType
+
+from ade_platform.lib.guard._catalog import KIND_WORDS, NON_CALL_WORDS
+
+_DIALECT = Dialect.get_or_raise("snowflake")
+_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+_NAME_TYPES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+# A bare name after these words names an object: SHOW GRANTS ON x, ... IN x, COPY INTO x FROM y.
+_OBJECT_PREPOSITIONS = frozenset({"ON", "IN", "FROM", "INTO", "CALL"})
+_COMMAND_TOKENS = frozenset({TokenType.COMMAND, TokenType.EXECUTE, TokenType.FETCH, TokenType.RENAME})
+
+
+def tokenize(sql: str) -> list[Token] | None:
+    """Snowflake tokens (comments dropped), or None when the text cannot even be tokenized."""
+    try:
+        return list(_DIALECT.tokenize(sql))
+    except Exception:  # sqlglot raises TokenError and, on odd input, other errors; all mean "unanalysable"
+        return None
+
+
+def expand_commands(tokens: list[Token]) -> list[Token]:
+    """sqlglot keeps the rest of a command (CALL x(...), EXECUTE ...) as one string token; re-tokenize it."""
+    out: list[Token] = []
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.STRING and i > 0 and tokens[i - 1].token_type in _COMMAND_TOKENS:
+            inner = tokenize(tok.text)
+            if inner is not None:
+                out.extend(inner)
+                continue
+        out.append(tok)
+    return out
+
+
+def split_statements(tokens: list[Token]) -> list[list[Token]]:
+    statements: list[list[Token]] = [[]]
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            statements.append([])
+        else:
+            statements[-1].append(tok)
+    return [s for s in statements if s]
+
+
+def first_word(tokens: list[Token]) -> str:
+    if not tokens:
+        return ""
+    tok = tokens[0]
+    return "(" if tok.token_type == TokenType.L_PAREN else tok.text.upper()
+
+
+def _is_name(tok: Token) -> bool:
+    return tok.token_type in _NAME_TYPES or bool(_WORD.match(tok.text))
+
+
+def call_names(tokens: list[Token]) -> list[tuple[str, bool]]:
+    """Unqualified function names as written, with whether they were double-quoted.
+
+    A name directly after '.' is qualified (a UDF or an INFORMATION_SCHEMA function); the AST handles those.
+    Data type names before '(' (VARCHAR(10)) and clause keywords (IN (...), OVER (...)) are not calls.
+    """
+    names: list[tuple[str, bool]] = []
+    for i, tok in enumerate(tokens[:-1]):
+        if tokens[i + 1].token_type != TokenType.L_PAREN or not _is_name(tok):
+            continue
+        if i > 0 and tokens[i - 1].token_type == TokenType.DOT:
+            continue
+        quoted = tok.token_type == TokenType.IDENTIFIER
+        if not quoted and (tok.token_type in Parser.TYPE_TOKENS or tok.text.upper() in NON_CALL_WORDS):
+            continue
+        names.append((tok.text if quoted else tok.text.upper(), quoted))
+    return names
+
+
+def dotted_names(tokens: list[Token], *, all_names: bool) -> list[tuple[list[str], str | None]]:
+    """Dotted name sequences with the object kind written just before them (TABLE x, ROLE r).
+
+    ``all_names`` also returns single names with no kind word: used when the statement could not be
+    parsed, where over-reporting objects is the safe direction for exclusion checks.
+    """
+    found: list[tuple[list[str], str | None]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not (tok.token_type in _NAME_TYPES or (all_names and _is_name(tok))):
+            i += 1
+            continue
+        if i > 0 and tokens[i - 1].text == "@":
+            i += 1  # a stage name; stage_names() reports it with its '@'
+            continue
+        parts = [tok.text]
+        j = i + 1
+        while j + 1 < len(tokens) and tokens[j].token_type == TokenType.DOT and _is_name(tokens[j + 1]):
+            parts.append(tokens[j + 1].text)
+            j += 2
+        prev = tokens[i - 1].text.upper() if i > 0 else ""
+        kind = prev if prev in KIND_WORDS else None
+        if all_names or kind or len(parts) > 1 or prev in _OBJECT_PREPOSITIONS:
+            found.append(([p.upper() for p in parts], kind))
+        i = j
+    return found
+
+
+def stage_names(sql: str) -> list[str]:
+    """``@db.s.stage/path`` references in raw text (stages are not tokens of their own)."""
+    return [m.group(0) for m in re.finditer(r'@[%~]?[A-Za-z0-9_$."]*', sql) if len(m.group(0)) > 1]
+
+
+def literal_texts(tokens: list[Token]) -> list[str]:
+    """String and number literals as written (for scrubbing them out of error messages)."""
+    kinds = {
+        TokenType.STRING,
+        TokenType.NUMBER,
+        TokenType.RAW_STRING,
+        TokenType.HEX_STRING,
+        TokenType.NATIONAL_STRING,
+    }
+    return [t.text for t in tokens if t.token_type in kinds and t.text]
+
+
+def identifier_texts(tokens: list[Token]) -> set[str]:
+    return {t.text.upper() for t in tokens if t.token_type in _NAME_TYPES}
+
+
+def table_call_names(tokens: list[Token]) -> list[str]:
+    """Unqualified names called in table position: ``TABLE(name(...))`` and ``LATERAL name(...)``."""
+    names: list[str] = []
+    for i, tok in enumerate(tokens[:-2]):
+        word = tok.text.upper()
+        if word == "TABLE" and tokens[i + 1].token_type == TokenType.L_PAREN:
+            j = i + 2
+        elif word == "LATERAL":
+            j = i + 1
+        else:
+            continue
+        if j + 1 < len(tokens) and _is_name(tokens[j]) and tokens[j + 1].token_type == TokenType.L_PAREN:
+            names.append(
+                tokens[j].text if tokens[j].token_type == TokenType.IDENTIFIER else tokens[j].text.upper()
+            )
+    return names

@@ -1,0 +1,56 @@
+"""What a tool may do with a classified statement. One function, so every tool applies the same rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ade_platform.lib.guard.classify import Classification
+
+Tool = Literal["execute_sql", "execute_scalar", "execute_ddl"]
+
+
+@dataclass(frozen=True)
+class GuardDecision:
+    allowed: bool
+    error: str | None = None  # EXCLUDED_OBJECT, WRITE_REFUSED, MULTI_STATEMENT, NOT_SCALAR, NOT_DDL
+    message: str = ""
+    redact: bool = False  # DATA: pass the result through redact_result
+    include_stats: bool = False
+    include_names: bool = True
+
+
+def _has(c: Classification, code: str) -> bool:
+    return any(r == code or r.startswith(code + ":") for r in c.reasons)
+
+
+def decide(c: Classification, tool: Tool) -> GuardDecision:
+    """execute_sql runs METADATA/SCALAR as-is and DATA redacted; execute_scalar only METADATA/SCALAR;
+    execute_ddl only WRITE, and never opaque code or data egress. Exclusions and batches refuse everywhere.
+    """
+    if c.excluded:
+        return GuardDecision(
+            False, "EXCLUDED_OBJECT", f"statement references excluded object(s): {', '.join(c.excluded)}"
+        )
+    if _has(c, "multi_statement"):
+        return GuardDecision(False, "MULTI_STATEMENT", "send one statement per call")
+    if tool == "execute_ddl":
+        if c.classification != "WRITE":
+            return GuardDecision(False, "NOT_DDL", f"statement is {c.classification}; use execute_sql")
+        if _has(c, "opaque_code") or _has(c, "data_egress"):
+            # CALL / EXECUTE IMMEDIATE hide what they touch; COPY INTO a stage or GET moves rows out.
+            return GuardDecision(
+                False, "WRITE_REFUSED", "procedures, scripts and data unloads are not accepted"
+            )
+        return GuardDecision(True, message="write allowed through execute_ddl (audited)")
+    if c.classification == "WRITE":
+        return GuardDecision(
+            False, "WRITE_REFUSED", "statement may change state; only execute_ddl accepts writes"
+        )
+    if tool == "execute_scalar":
+        if c.classification in ("METADATA", "SCALAR"):
+            return GuardDecision(True)
+        return GuardDecision(False, "NOT_SCALAR", "only metadata and counting aggregates return values")
+    if c.classification == "DATA":
+        return GuardDecision(True, redact=True, include_stats=c.stats_safe, include_names=c.names_safe)
+    return GuardDecision(True)

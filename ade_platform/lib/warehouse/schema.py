@@ -1,0 +1,166 @@
+"""Warehouse schema snapshots: one shape for every backend, built from INFORMATION_SCHEMA rows.
+
+A snapshot is plain JSON for the asset store:
+    {"format", "warehouse", "warehouse_type", "fingerprint", "table_count", "column_count",
+     "tables": [{"database", "schema", "name", "table_type", "columns": [
+         {"name", "type", "nullable", "position", "default", "char_max_length",
+          "numeric_precision", "numeric_scale"}]}]}
+The fingerprint hashes (database, schema, table, column, type, nullability), so a sensor can tell whether
+the warehouse changed without storing anything new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SNAPSHOT_FORMAT = 1
+SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main_information_schema"})
+
+
+@dataclass(frozen=True)
+class ColumnRow:
+    """One row of INFORMATION_SCHEMA.COLUMNS joined with TABLES, as every backend reports it."""
+
+    database: str | None
+    schema: str
+    table: str
+    table_type: str | None
+    column: str
+    data_type: str
+    nullable: bool
+    position: int
+    default: str | None = None
+    char_max_length: int | None = None
+    numeric_precision: int | None = None
+    numeric_scale: int | None = None
+
+
+def _table_type(raw: str | None) -> str:
+    return "VIEW" if "VIEW" in (raw or "").upper() else "TABLE"
+
+
+def build_snapshot(
+    warehouse: str, warehouse_type: str, rows: Iterable[ColumnRow], schemas: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Group column rows into tables (system schemas dropped, `schemas` kept when given)."""
+    wanted = {s.lower() for s in schemas}
+    tables: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        schema_l = row.schema.lower()
+        if schema_l in SYSTEM_SCHEMAS or (wanted and schema_l not in wanted):
+            continue
+        key = ((row.database or "").lower(), schema_l, row.table.lower())
+        entry = tables.get(key)
+        if entry is None:
+            entry = tables[key] = {
+                "database": row.database,
+                "schema": row.schema,
+                "name": row.table,
+                "table_type": _table_type(row.table_type),
+                "columns": [],
+            }
+        entry["columns"].append(
+            {
+                "name": row.column,
+                "type": row.data_type,
+                "nullable": bool(row.nullable),
+                "position": int(row.position),
+                "default": row.default,
+                "char_max_length": row.char_max_length,
+                "numeric_precision": row.numeric_precision,
+                "numeric_scale": row.numeric_scale,
+            }
+        )
+    ordered = sorted(tables.values(), key=lambda t: (t["schema"].lower(), t["name"].lower()))
+    for table in ordered:
+        table["columns"].sort(key=lambda c: c["position"])
+    return {
+        "format": SNAPSHOT_FORMAT,
+        "warehouse": warehouse,
+        "warehouse_type": warehouse_type,
+        "fingerprint": fingerprint(ordered),
+        "table_count": len(ordered),
+        "column_count": sum(len(t["columns"]) for t in ordered),
+        "tables": ordered,
+    }
+
+
+def fingerprint(tables: Iterable[dict[str, Any]]) -> str:
+    digest = hashlib.sha256()
+    lines = sorted(
+        "|".join(
+            [
+                (t.get("database") or "").lower(),
+                t["schema"].lower(),
+                t["name"].lower(),
+                c["name"].lower(),
+                str(c["type"]).upper(),
+                "1" if c["nullable"] else "0",
+            ]
+        )
+        for t in tables
+        for c in t["columns"]
+    )
+    for line in lines:
+        digest.update(line.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:32]
+
+
+def split_name(text: str) -> list[str]:
+    """Split a dotted name ("db.schema.table", '"My Schema".t', `p.d.t`) into its parts."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    for ch in text.strip():
+        if quote:
+            if ch == quote:
+                quote = None
+            else:
+                current.append(ch)
+        elif ch in ('"', "`"):
+            quote = ch
+        elif ch == ".":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if quote:
+        raise ValueError(f"unbalanced quote in {text!r}")
+    parts.append("".join(current))
+    if any(not p.strip() for p in parts) or not 1 <= len(parts) <= 3:
+        raise ValueError(f"{text!r} is not a name of the form [database.]schema.table")
+    return [p.strip() for p in parts]
+
+
+def index_tables(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """table name (lower) -> the tables of that name (any schema): the lookup structure of a snapshot."""
+    index: dict[str, list[dict[str, Any]]] = {}
+    for table in data.get("tables", []):
+        index.setdefault(table["name"].lower(), []).append(table)
+    return index
+
+
+def find_tables(
+    index: dict[str, list[dict[str, Any]]], name: str, schema: str | None = None, database: str | None = None
+) -> list[dict[str, Any]]:
+    """Tables matching name (and schema, database when given), case-insensitively."""
+    found = index.get(name.lower(), [])
+    if schema is not None:
+        found = [t for t in found if t["schema"].lower() == schema.lower()]
+    if database is not None:
+        found = [t for t in found if (t.get("database") or "").lower() == database.lower()]
+    return found
+
+
+def find_column(table: dict[str, Any], column: str) -> dict[str, Any] | None:
+    lowered = column.lower()
+    return next((c for c in table["columns"] if c["name"].lower() == lowered), None)
+
+
+def qualified(table: dict[str, Any]) -> str:
+    parts = [table.get("database"), table["schema"], table["name"]]
+    return ".".join(p for p in parts if p)

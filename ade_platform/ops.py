@@ -1,0 +1,182 @@
+"""Operator commands behind `ade materialize` and `ade status` (they import Dagster; the bridge never does)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from ade_platform.config import Settings
+
+# One run at a time: the embedded DuckDB warehouse accepts a single writing process.
+_DAGSTER_YAML = """telemetry:
+  enabled: false
+concurrency:
+  runs:
+    max_concurrent_runs: 1
+"""
+
+
+def prepare_dagster_home(settings: Settings) -> str:
+    """Point DAGSTER_HOME at the platform's instance (shared by `ade`, `dagster dev` and live tools)."""
+    home = settings.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(_DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return str(home)
+
+
+def materialize(settings: Settings, select: str, out: TextIO) -> int:
+    """Materialize the selected assets in-process, printing each step and asset as it completes."""
+    prepare_dagster_home(settings)
+    import dagster as dg
+    from dagster._core.utils import make_new_run_id
+
+    from ade_platform.definitions import build_definitions
+
+    defs = build_definitions(settings)
+    graph = defs.resolve_asset_graph()
+    keys = dg.AssetSelection.from_string(select).resolve(graph)
+    if not keys:
+        out.write(f"ade: the selection {select!r} matches no asset\n")
+        return 2
+    instance = dg.DagsterInstance.get()
+    job = defs.resolve_implicit_global_asset_job_def()
+    run_id = make_new_run_id()
+    outcome: dict[str, Any] = {}
+
+    def execute() -> None:
+        try:
+            result = job.execute_in_process(
+                instance=instance,
+                asset_selection=list(keys),
+                run_id=run_id,
+                raise_on_error=False,
+                tags={"ade/source": "cli"},
+            )
+            outcome["success"] = result.success
+        except Exception as exc:  # surfaced below, after the progress display stops
+            outcome["error"] = exc
+
+    out.write(f"Materializing {len(keys)} asset(s) into {settings.home}  (run {run_id[:8]})\n")
+    started = time.time()
+    worker = threading.Thread(target=execute, daemon=True)
+    worker.start()
+    seen = 0
+    done = 0
+    while True:
+        finished = not worker.is_alive()
+        try:
+            events = instance.all_logs(run_id)
+        except Exception:
+            events = []
+        for record in events[seen:]:
+            line, counted = _progress_line(record, done, len(keys), started)
+            done += counted
+            if line:
+                out.write(line + "\n")
+                out.flush()
+        seen = len(events)
+        if finished:
+            break
+        time.sleep(0.3)
+    elapsed = time.time() - started
+    if "error" in outcome:
+        out.write(f"✗ failed after {elapsed:.1f}s: {outcome['error']}\n")
+        return 1
+    ok = outcome.get("success", False)
+    out.write(
+        f"{'✓ done' if ok else '✗ failed'}: {done}/{len(keys)} asset(s) in {elapsed:.1f}s (run {run_id})\n"
+    )
+    return 0 if ok else 1
+
+
+def _progress_line(record: Any, done: int, total: int, started: float) -> tuple[str | None, int]:
+    event = record.dagster_event
+    if event is None:
+        return None, 0
+    stamp = f"[{time.time() - started:6.1f}s]"
+    kind = event.event_type_value
+    if kind == "STEP_START":
+        return f"{stamp} ▶ {event.step_key}", 0
+    if kind == "ASSET_MATERIALIZATION":
+        key = event.asset_key.to_user_string() if event.asset_key else "?"
+        return f"{stamp} ✓ {key}  ({done + 1}/{total})", 1
+    if kind == "ASSET_CHECK_EVALUATION":
+        data = event.event_specific_data
+        status = "passed" if data.passed else f"FAILED ({data.severity.value.lower()})"
+        return (
+            f"{stamp}   check {data.asset_check_key.name} on {data.asset_key.to_user_string()}: {status}",
+            0,
+        )
+    if kind == "STEP_FAILURE":
+        return f"{stamp} ✗ {event.step_key} failed", 0
+    return None, 0
+
+
+def asset_status(settings: Settings) -> list[dict[str, Any]]:
+    """Each asset: last materialization, age, run id, and whether upstream data is newer (stale)."""
+    prepare_dagster_home(settings)
+    import dagster as dg
+
+    from ade_platform.definitions import build_definitions
+
+    graph = build_definitions(settings).resolve_asset_graph()
+    instance = dg.DagsterInstance.get()
+    keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
+    latest: dict[Any, Any] = {}
+    for key in keys:
+        event = instance.get_latest_materialization_event(key)
+        latest[key] = event
+    now = time.time()
+    rows = []
+    for key in keys:
+        event = latest[key]
+        node = graph.get(key)
+        ts = event.timestamp if event else None
+        newer_upstream = [
+            parent.to_user_string()
+            for parent in node.parent_keys
+            if latest.get(parent) is not None and ts is not None and latest[parent].timestamp > ts
+        ]
+        rows.append(
+            {
+                "asset": key.to_user_string(),
+                "group": node.group_name,
+                "last_materialized": datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+                if ts
+                else None,
+                "age_seconds": round(now - ts, 1) if ts else None,
+                "run_id": event.run_id if event else None,
+                "stale": ts is None or bool(newer_upstream),
+                "stale_because": "never materialized"
+                if ts is None
+                else (f"upstream newer: {', '.join(newer_upstream)}" if newer_upstream else None),
+            }
+        )
+    return rows
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def render_status(rows: list[dict[str, Any]]) -> str:
+    header = f"{'ASSET':<28} {'GROUP':<14} {'LAST MATERIALIZED':<26} {'AGE':>7} {'RUN':<9} STALE"
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        lines.append(
+            f"{row['asset']:<28} {row['group'] or '-':<14} {row['last_materialized'] or 'never':<26} "
+            f"{_age(row['age_seconds']):>7} {(row['run_id'] or '-')[:8]:<9} "
+            f"{'yes' if row['stale'] else 'no'}{'  (' + row['stale_because'] + ')' if row['stale_because'] else ''}"
+        )
+    return "\n".join(lines)

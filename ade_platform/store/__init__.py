@@ -1,0 +1,18 @@
+"""The asset store: immutable versioned snapshots that Dagster writes and the MCP bridge reads.
+
+No Dagster import here or below: the MCP bridge's cached path must start fast.
+"""
+
+from ade_platform.store.model import CorruptSnapshot, Provenance, SnapshotNotFound, StoreError
+from ade_platform.store.reader import Snapshot, StoreReader
+from ade_platform.store.writer import StoreWriter
+
+__all__ = [
+    "CorruptSnapshot",
+    "Provenance",
+    "Snapshot",
+    "SnapshotNotFound",
+    "StoreError",
+    "StoreReader",
+    "StoreWriter",
+]

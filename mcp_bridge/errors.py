@@ -1,0 +1,143 @@
+"""The one table of error codes, and how failures become MCP error results.
+
+A tool error reaches the agent as an MCP error result (isError: true) whose text is the JSON object
+{"error": "<stable code>", "detail": "...", "hint": "..."}. Codes come from the specs; anything unexpected
+is masked as internal_error so tracebacks, secrets and paths never leave the server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastmcp.exceptions import NotFoundError, ToolError
+from fastmcp.exceptions import ValidationError as ArgumentValidationError
+from fastmcp.server.middleware import Middleware
+
+log = logging.getLogger("ade.mcp")
+
+# code -> default hint. Every code any toolset raises is listed here (a contract test checks it).
+ERROR_CODES: dict[str, str] = {
+    # generic
+    "invalid_argument": "Check the parameter against the tool's input schema.",
+    "internal_error": "An unexpected error occurred; the server log has details.",
+    "not_implemented": "This capability is not available for the configured backend.",
+    "path_not_allowed": "Paths must stay inside the configured project or workspace root.",
+    # the asset store
+    "asset_not_materialized": "Materialize it first: `ade materialize --select <asset>`.",
+    "snapshot_corrupt": "Re-materialize the asset: `ade materialize --select <asset>`.",
+    "store_error": "Check the store root in ade.yaml.",
+    # dbt artifacts / dbt project (agent-toolset-spec categories 1 and 6)
+    "node_not_found": "Use a dbt unique_id such as model.<project>.<name>.",
+    "model_not_found": "List models with fs_list_models or check the unique_id.",
+    "artifact_not_found": "Run dbt (or `ade materialize`) so the artifact exists.",
+    "artifact_unreadable": "Regenerate the artifact with dbt.",
+    "unsupported_artifact_version": "Regenerate the artifacts with dbt 1.0-1.11.",
+    "catalog_not_found": "Run `dbt docs generate` (or `ade materialize --select dbt_catalog`).",
+    "sources_not_found": "Run `dbt source freshness` (or `ade materialize --select dbt_sources`).",
+    "compiled_not_found": "Run `dbt compile` so compiled SQL exists.",
+    "invalid_regex": "Fix the regular expression.",
+    "invalid_pattern": "Use a glob such as stg_* or a unique_id such as model.<project>.<name>.",
+    "ambiguous_node": "Several nodes share this name; pass the unique_id instead.",
+    "file_not_found": "Paths are relative to the dbt project root, e.g. models/staging/schema.yml.",
+    "yaml_invalid": "Fix the YAML syntax of the file.",
+    # warehouse (category 2)
+    "connection_failed": "Check the warehouse settings in ade.yaml and that it is reachable.",
+    "dml_not_permitted": "Only read-only single statements are allowed here.",
+    "column_not_found": "Check the column name with warehouse_get_schema.",
+    "table_not_found": "Check the table name with warehouse_get_schema.",
+    "query_timeout": "Narrow the query or raise limits.query_timeout_seconds.",
+    # dbt Cloud / orchestrator / BI (categories 3-5)
+    "no_matching_run": "Check the job or DAG id and the time window.",
+    "no_freshness_run": "Run a source freshness step in the job first.",
+    "look_error": "Check the Look id and its query in Looker.",
+    "upstream_error": "The external system returned an error; see detail.",
+    "auth_failed": "Check the credentials configured for this system.",
+    # snowflake metadata-only proxy (E-codes per the snowflake spec)
+    "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
+    "AUTH_FAILED": "Check the snow connection configuration.",
+    "OBJECT_NOT_FOUND": "List objects with list_objects.",
+    "PERMISSION_DENIED": "The configured role lacks the privilege.",
+    "CLI_NOT_FOUND": "Install snowflake-cli (`snow`) and put it on PATH.",
+    "QUERY_CLASSIFIED": "The statement reads data; only metadata and scalar aggregates are returned.",
+    # snowfakery
+    "recipe_invalid": "Fix the recipe; errors carry file and line.",
+    "run_timeout": "Lower reps/target_number or raise the run timeout.",
+    "limit_exceeded": "Lower the requested size or raise the configured limit.",
+}
+
+
+class ToolFailure(ToolError):
+    """Raised by tool code for an expected failure; becomes a structured MCP error result.
+
+    A ToolError subclass whose message is already the JSON payload, so FastMCP passes it through unmasked.
+    """
+
+    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any):
+        if code not in ERROR_CODES:
+            raise ValueError(f"unregistered error code {code!r}")
+        self.code = code
+        self.detail = detail
+        self.hint = hint or ERROR_CODES[code]
+        self.extra = extra
+        super().__init__(json.dumps(self.payload(), default=str))
+
+    def payload(self) -> dict[str, Any]:
+        return {"error": self.code, "detail": self.detail, "hint": self.hint, **self.extra}
+
+
+def _describe_validation(exc: BaseException) -> str:
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if callable(errors):
+        parts = []
+        for err in errors()[:5]:
+            loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("call",)) or "arguments"
+            parts.append(f"{loc}: {err.get('msg')}")
+        return "; ".join(parts)
+    return "the arguments do not match the tool's input schema"
+
+
+def _is_structured(message: str) -> bool:
+    try:
+        return isinstance(json.loads(message), dict) and "error" in json.loads(message)
+    except ValueError:
+        return False
+
+
+def to_tool_error(exc: BaseException, tool: str) -> ToolError:
+    """Map any exception raised while running a tool to a structured ToolError."""
+    from ade_platform.lib.dbt.artifacts import ArtifactError
+    from ade_platform.store import StoreError
+
+    if isinstance(exc, ToolError) and not isinstance(exc, ToolFailure) and exc.__cause__ is not None:
+        # FastMCP wraps (and masks) exceptions from the tool body; map the original instead.
+        exc = exc.__cause__
+    if isinstance(exc, ToolFailure):
+        return exc
+    if isinstance(exc, ArgumentValidationError):
+        return ToolFailure("invalid_argument", _describe_validation(exc))
+    if isinstance(exc, ToolError) and _is_structured(str(exc)):
+        return exc
+    if isinstance(exc, ArtifactError):
+        return ToolFailure(exc.code, exc.detail, exc.hint)
+    if isinstance(exc, StoreError):
+        code = getattr(exc, "code", "store_error")
+        asset = getattr(exc, "asset", None)
+        hint = ERROR_CODES[code].replace("<asset>", asset) if asset else None
+        return ToolFailure(code, str(exc), hint)
+    log.exception("unexpected error in tool %s", tool)
+    return ToolFailure("internal_error", f"tool {tool} failed unexpectedly")
+
+
+class StructuredErrors(Middleware):
+    """Turns every tool failure, including argument validation, into the structured error shape."""
+
+    async def on_call_tool(self, context, call_next):  # type: ignore[override]
+        try:
+            return await call_next(context)
+        except NotFoundError:
+            raise
+        except Exception as exc:
+            raise to_tool_error(exc, context.message.name) from None

@@ -1,0 +1,84 @@
+"""The MCP gateway: one FastMCP server mounting the toolsets enabled in config.
+
+Importing this module (and serving cached tools) does not import Dagster: the bridge starts in well under
+a second. Live tools import ade_platform.live, which imports Dagster lazily on first use.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Literal
+
+from fastmcp import FastMCP
+
+from ade_platform.config import TOOLSETS, ConfigError, Settings
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.errors import StructuredErrors
+from mcp_bridge.toolsets import build_toolset
+
+log = logging.getLogger("ade.mcp")
+GATEWAY_NAME = "ade-platform"
+
+
+def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext | None = None) -> FastMCP:
+    """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it."""
+    ctx = ctx or BridgeContext.from_settings(settings)
+    if only is not None:
+        if only not in TOOLSETS:
+            raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
+        return build_toolset(only, ctx)
+    gateway = FastMCP(
+        GATEWAY_NAME,
+        instructions=(
+            "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that "
+            "Dagster materializes (each answer carries provenance: asset, materialized_at, age_seconds, "
+            "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
+        ),
+        mask_error_details=True,
+        middleware=[StructuredErrors()],
+    )
+    for name in settings.mcp.toolsets:
+        gateway.mount(build_toolset(name, ctx))
+    return gateway
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def http_auth(settings: Settings, host: str):
+    """Bearer-token auth for HTTP: required off loopback; used on loopback too when a token is set."""
+    token = settings.mcp.http.token
+    if token is None:
+        if not is_loopback(host):
+            raise ConfigError(
+                f"mcp.http.token: a bearer token is required to serve HTTP on {host} (not loopback); "
+                "set ADE_MCP_TOKEN"
+            )
+        return None
+    from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+
+    return StaticTokenVerifier(tokens={token.get_secret_value(): {"client_id": "ade", "scopes": []}})
+
+
+def serve(
+    settings: Settings,
+    server_name: str | None = None,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    server = build_server(settings, only=server_name)
+    if transport == "stdio":
+        server.run(transport="stdio", show_banner=False)
+        return
+    host = host or settings.mcp.http.host
+    port = port or settings.mcp.http.port
+    server.auth = http_auth(settings, host)
+    server.run(transport="http", host=host, port=port, show_banner=False)

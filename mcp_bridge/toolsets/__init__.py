@@ -1,0 +1,28 @@
+"""One FastMCP sub-server per spec server. Modules are imported only when their toolset is enabled."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+    from mcp_bridge.context import BridgeContext
+
+# spec server name -> module under mcp_bridge.toolsets exposing build(ctx) -> FastMCP
+TOOLSET_MODULES: dict[str, str] = {
+    "dbt-artifacts": "dbt_artifacts",
+    "dbt-project": "dbt_project",
+    "warehouse": "warehouse",
+    "dbt-cloud": "dbt_cloud",
+    "orchestrator": "orchestrator",
+    "bi-api": "bi_api",
+    "snowflake": "snowflake",
+    "snowfakery": "snowfakery",
+}
+
+
+def build_toolset(name: str, ctx: BridgeContext) -> FastMCP:
+    module = importlib.import_module(f"mcp_bridge.toolsets.{TOOLSET_MODULES[name]}")
+    return module.build(ctx)

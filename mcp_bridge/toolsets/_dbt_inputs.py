@@ -1,0 +1,206 @@
+"""Where the dbt tools' inputs come from: the store by default, or an artifact path confined to the roots.
+
+Every structure a tool needs beyond the raw JSON (name lookup, catalog columns, SQL per node, summaries)
+is memoized on the snapshot it came from (`snapshot.derived`), so it is built once per version.
+A path given to a tool becomes an in-memory snapshot keyed by (real path, mtime, size): re-reading the
+same unchanged file costs one stat.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ade_platform.lib.dbt import sql_source
+from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, ArtifactError, schema_version
+from ade_platform.lib.dbt.lineage import build_lineage_index
+from ade_platform.lib.dbt.lookup import NodeLookup, UnresolvedNode
+from ade_platform.lib.dbt.project_files import ProjectFileError, confine
+from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS, LINEAGE_INDEX_ASSET
+from ade_platform.lib.dbt.schema import catalog_index
+from ade_platform.store import CorruptSnapshot, Provenance, Snapshot, SnapshotNotFound
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.errors import ToolFailure
+
+# What a missing artifact is called, per the spec (catalog_not_found, sources_not_found).
+_MISSING = {
+    "manifest": "artifact_not_found",
+    "run-results": "artifact_not_found",
+    "catalog": "catalog_not_found",
+    "sources": "sources_not_found",
+}
+_FILE_SNAPSHOTS = 6
+
+
+def failure(exc: ProjectFileError) -> ToolFailure:
+    return ToolFailure(exc.code, exc.detail, exc.hint)
+
+
+class DbtInputs:
+    def __init__(self, ctx: BridgeContext):
+        self.ctx = ctx
+        settings = ctx.settings
+        self.project_dir: Path | None = settings.dbt.project_dir if settings.dbt else None
+        self.target_path: Path | None = settings.dbt_target_path
+        self.roots = [p for p in (self.project_dir, self.target_path, settings.home) if p is not None]
+        self.last_build = settings.home / "dbt" / "last_build" / "manifest.json"
+        self._files: OrderedDict[tuple[str, int, int], Snapshot] = OrderedDict()
+        self._lock = threading.Lock()
+        self._last_build_sql: tuple[Any, dict[str, Any]] | None = None
+
+    # ---- snapshots -------------------------------------------------------------------------------
+    def artifact(self, kind: str, path: str | None) -> Snapshot:
+        """The latest stored artifact, or the file at `path` (confined to the configured roots)."""
+        if path is None:
+            try:
+                return self.ctx.reader.latest(ARTIFACT_ASSETS[kind])
+            except SnapshotNotFound:
+                if kind in ("catalog", "sources"):
+                    raise ToolFailure(
+                        _MISSING[kind], f"no {ARTIFACT_FILES[kind]} has been materialized into the store"
+                    ) from None
+                raise
+        return self._file_snapshot(kind, path)
+
+    def optional(self, kind: str, path: str | None) -> Snapshot | None:
+        """Like artifact(), but None when the store has none (a given path must still exist)."""
+        try:
+            return self.artifact(kind, path)
+        except (ToolFailure, SnapshotNotFound):
+            if path is not None:
+                raise
+            return None
+
+    def _file_snapshot(self, kind: str, path: str) -> Snapshot:
+        try:
+            real = confine(path, self.roots, self.project_dir)
+        except ProjectFileError as exc:
+            raise failure(exc) from None
+        try:
+            st = real.stat()
+        except FileNotFoundError:
+            raise ToolFailure(_MISSING[kind], f"{ARTIFACT_FILES[kind]} not found at {path!r}") from None
+        if not real.is_file():
+            raise ToolFailure(_MISSING[kind], f"{path!r} is not a file")
+        key = (str(real), st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._files.get(key)
+            if cached is not None:
+                self._files.move_to_end(key)
+                return cached
+        materialized = datetime.fromtimestamp(st.st_mtime, UTC).isoformat(timespec="microseconds")
+        provenance = Provenance(
+            asset=ARTIFACT_ASSETS[kind],
+            version="file-" + hashlib.sha256(repr(key).encode()).hexdigest()[:16],
+            materialized_at=materialized,
+            source={"origin": "file", "path": path},
+        )
+        snapshot = Snapshot(None, provenance, {"data.json": real.read_bytes()})  # type: ignore[arg-type]
+        try:
+            data = snapshot.data
+        except CorruptSnapshot:
+            raise ArtifactError("artifact_unreadable", f"{path!r} is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise ArtifactError("artifact_unreadable", f"{path!r} is not a JSON object")
+        schema_version(data, kind)
+        with self._lock:
+            self._files[key] = snapshot
+            while len(self._files) > _FILE_SNAPSHOTS:
+                self._files.popitem(last=False)
+        return snapshot
+
+    def index(self, manifest_path: str | None = None) -> tuple[Snapshot, dict[str, Any]]:
+        """The lineage index: the stored one, or one derived (once) from the given manifest."""
+        if manifest_path is None:
+            snapshot = self.ctx.reader.latest(LINEAGE_INDEX_ASSET)
+            return snapshot, snapshot.data
+        snapshot = self._file_snapshot("manifest", manifest_path)
+        return snapshot, snapshot.derived("lineage_index", lambda s: build_lineage_index(s.data))
+
+    def optional_index(
+        self, manifest_path: str | None = None
+    ) -> tuple[Snapshot | None, dict[str, Any] | None]:
+        try:
+            return self.index(manifest_path)
+        except SnapshotNotFound:
+            return None, None
+
+    def lookup(self, snapshot: Snapshot, index: dict[str, Any]) -> NodeLookup:
+        return snapshot.derived("node_lookup", lambda _s: NodeLookup.build(index))
+
+    def resolve(
+        self,
+        snapshot: Snapshot,
+        index: dict[str, Any],
+        query: str,
+        code: str = "node_not_found",
+        resource_types: tuple[str, ...] | None = None,
+    ) -> str:
+        try:
+            return self.lookup(snapshot, index).resolve(query, resource_types)
+        except UnresolvedNode as exc:
+            if exc.ambiguous:
+                raise ToolFailure(
+                    "ambiguous_node",
+                    f"{query!r} names {len(exc.candidates)} nodes",
+                    f"Pass one of: {', '.join(exc.candidates)}",
+                ) from None
+            hint = f"Did you mean: {', '.join(exc.candidates)}?" if exc.candidates else None
+            raise ToolFailure(code, f"no node {query!r} in the manifest", hint) from None
+
+    def catalog(self, snapshot: Snapshot) -> dict[str, Any]:
+        return snapshot.derived("catalog_index", lambda s: catalog_index(s.data))
+
+    # ---- SQL -------------------------------------------------------------------------------------
+    def sql(self, manifest: Snapshot) -> tuple[dict[str, Any], dict[str, str]]:
+        """(sql index of the manifest, compiled SQL borrowed from the last build for unchanged nodes)."""
+        primary = manifest.derived(
+            "sql_index", lambda s: sql_source.sql_index(orjson.loads(s.file("data.json")))
+        )
+        if all(entry["compiled"] for entry in primary.values()):
+            return primary, {}
+        other = self._last_build_index()
+        if other is None:
+            return primary, {}
+        key = f"sql_supplement:{other[0]}"
+        return primary, manifest.derived(key, lambda _s: sql_source.supplement(primary, other[1]))
+
+    def _last_build_index(self) -> tuple[Any, dict[str, Any]] | None:
+        try:
+            st = self.last_build.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        signature = (st.st_mtime_ns, st.st_size)
+        cached = self._last_build_sql
+        if cached is not None and cached[0] == signature:
+            return cached
+        try:
+            data = orjson.loads(self.last_build.read_bytes())
+            schema_version(data, "manifest")
+        except (orjson.JSONDecodeError, ArtifactError, OSError):
+            return None
+        self._last_build_sql = (signature, sql_source.sql_index(data))
+        return self._last_build_sql
+
+    # ---- answers ---------------------------------------------------------------------------------
+    def answer(self, primary: Snapshot, body: dict[str, Any], *others: Snapshot | None) -> dict[str, Any]:
+        """Stamp provenance: the store snapshot (source "cache") or the file (source "file")."""
+        if primary.provenance.source.get("origin") == "file":
+            stamp = primary.provenance.stamp()
+            stamp.update(source="file", path=primary.provenance.source.get("path"), stale=False)
+            out = {**body, "provenance": stamp}
+        else:
+            out = self.ctx.cached_answer(primary, body)
+        inputs = [s for s in others if s is not None and s is not primary]
+        if inputs:
+            out["provenance"]["inputs"] = [
+                {"asset": s.asset, "version": s.version, "materialized_at": s.provenance.materialized_at}
+                for s in inputs
+            ]
+        return out

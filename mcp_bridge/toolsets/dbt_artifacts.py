@@ -1,0 +1,321 @@
+"""dbt-artifacts: answers from the dbt artifact snapshots in the store (spec category 1).
+
+Spec tools that return a list return an object here: the list under a named key (`affected`, `tests`,
+`patterns`, `findings`, `models`) next to totals and `provenance`, so every cached answer says where it
+came from. Tools whose spec takes an artifact path accept it (confined to the dbt project, the target path
+and ADE_HOME) and default to the latest snapshot in the store.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from ade_platform.lib.dbt import column_lineage as col_lineage
+from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.errors import ToolFailure
+from mcp_bridge.toolsets._dbt_inputs import DbtInputs
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+
+LINEAGE_INDEX = "dbt_lineage_index"
+
+NodeId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=512,
+        description="dbt unique_id, e.g. model.jaffle_shop.orders or source.jaffle_shop.raw.customers "
+        "(an unambiguous model name is accepted too)",
+    ),
+]
+ModelName = Annotated[
+    str,
+    Field(min_length=1, max_length=512, description="The dbt model name, e.g. orders (or its unique_id)."),
+]
+
+
+def _path(kind: str) -> Any:
+    return Annotated[
+        str | None,
+        Field(
+            max_length=4096,
+            description=f"Path to {kind} (inside the dbt project, the target path or ADE_HOME); "
+            "default: the latest snapshot in the store.",
+        ),
+    ]
+
+
+RunResultsPath = _path("run_results.json")
+ManifestPath = _path("manifest.json")
+CatalogPath = _path("catalog.json")
+SourcesPath = _path("sources.json")
+
+
+def _capped(items: list[Any], limit: int) -> tuple[list[Any], bool]:
+    return (items[:limit], True) if len(items) > limit else (items, False)
+
+
+def build(ctx: BridgeContext) -> FastMCP:
+    server = new_toolset(
+        "dbt-artifacts",
+        "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
+        "source freshness), materialized by Dagster into the asset store. Answers carry provenance.",
+    )
+    max_nodes = ctx.settings.limits.max_lineage_nodes
+    max_rows = ctx.settings.limits.max_rows
+    inputs = DbtInputs(ctx)
+    pii_settings = ctx.settings.pii
+    configured_patterns = tuple(pii.pattern(p.name, p.regex, p.risk_level) for p in pii_settings.patterns)
+    pii_patterns = configured_patterns + pii.BUILTIN_PATTERNS
+    pii_tags = tuple(t.lower() for t in pii_settings.tags)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_lineage(
+        node_id: NodeId,
+        direction: Annotated[
+            Literal["upstream", "downstream"],
+            Field(description="upstream: what this node depends on; downstream: what depends on it."),
+        ],
+        depth: Annotated[
+            int | None, Field(ge=0, le=10_000, description="Hops to traverse; null = the whole tree.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Dependency graph of a dbt node, upstream or downstream, to a depth.
+
+        Nodes carry resource_type, name, schema, materialization and their hop distance; edges point from
+        the dependency to its dependent. Exposures are included. The answer is capped at the server's node
+        limit (default 500) with truncated: true when cut.
+        """
+        snapshot, index = inputs.index()
+        root = inputs.resolve(snapshot, index, node_id)
+        return ctx.cached_answer(
+            snapshot, lineage.traverse(index, root, direction, depth, max_nodes=max_nodes)
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_blast_radius(node_id: NodeId) -> dict[str, Any]:
+        """Everything downstream that a failure, schema change or drop of this node would affect.
+
+        `affected` lists models, snapshots, exposures, metrics and tests (seeds excluded) with
+        hops_from_source and has_downstream_dependents (some non-test node depends on it), nearest first.
+        Capped at the server's node limit with truncated: true.
+        """
+        snapshot, index = inputs.index()
+        root = inputs.resolve(snapshot, index, node_id)
+        return ctx.cached_answer(snapshot, lineage.blast_radius(index, root, max_nodes=max_nodes))
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_model_tests(model_name: ModelName) -> dict[str, Any]:
+        """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
+        tests) and singular, with column, severity and config (the test's arguments).
+
+        Includes relationships tests defined on other models that point at this one. An empty `tests`
+        list is an answer (the model is untested), not an error.
+        """
+        snapshot, index = inputs.index()
+        uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
+        found = tests.model_tests(index, uid)
+        body = {
+            "model_name": index["nodes"][uid].get("name"),
+            "node_id": uid,
+            "tests": found,
+            "total": len(found),
+        }
+        return ctx.cached_answer(snapshot, body)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> dict[str, Any]:
+        """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
+        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals."""
+        snapshot = inputs.artifact("run-results", run_results_path)
+        index_snap, index = inputs.optional_index()
+        key = f"failed:{index_snap.version if index_snap else '-'}"
+        summary = snapshot.derived(key, lambda s: results.summarize_run_results(s.data, index))
+        body = dict(summary)
+        for name in ("failed", "skipped", "warnings"):
+            body[name], cut = _capped(summary[name], max_rows)
+            body["truncated"] = body.get("truncated", False) or cut
+        return inputs.answer(snapshot, body, index_snap)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_detect_silent_skip(
+        expected_patterns: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=512)]],
+            Field(
+                min_length=1,
+                max_length=200,
+                description="Model names or globs (stg_*, fct_orders) matched against the short model name, or "
+                "unique_ids (model.jaffle_shop.revenue_by_month), expected to be in the run results.",
+            ),
+        ],
+        run_results_path: RunResultsPath = None,
+        manifest_path: ManifestPath = None,
+    ) -> dict[str, Any]:
+        """Models expected to run (by name, glob or unique_id) that are absent from run_results.json: a
+        --select that was too narrow, a tag exclusion, a selector that silently dropped nodes.
+
+        Per pattern: expected_match_count (models in the manifest), actual_match_count (of those, in the
+        run results), missing_models, severity ok | warning | no_match (the pattern names no model).
+        """
+        for pattern in expected_patterns:
+            try:
+                results.check_glob(pattern)
+            except results.PatternError as exc:
+                raise ToolFailure("invalid_pattern", str(exc)) from None
+        snapshot = inputs.artifact("run-results", run_results_path)
+        index_snap, index = inputs.index(manifest_path)
+        lookup = inputs.lookup(index_snap, index)
+        ran = snapshot.derived(
+            "ran_ids", lambda s: frozenset(r.get("unique_id") for r in s.data.get("results") or ())
+        )
+        found = results.detect_silent_skip(ran, index, lookup.models, lookup.by_key, expected_patterns)
+        body = {
+            "patterns": found,
+            "all_satisfied": all(p["severity"] == "ok" for p in found),
+            "missing_total": sum(len(p["missing_node_ids"]) for p in found),
+        }
+        return inputs.answer(snapshot, body, index_snap)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_schema(
+        model_name: ModelName,
+        source: Annotated[
+            Literal["manifest", "catalog"],
+            Field(
+                description="manifest: columns declared in YAML; catalog: columns observed in the warehouse."
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Columns of a model (or seed, snapshot, source): declared in the manifest or observed in the
+        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift."""
+        snapshot, index = inputs.index()
+        uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
+        if source == "manifest":
+            return ctx.cached_answer(snapshot, schema.manifest_schema(index, uid))
+        catalog_snap = inputs.artifact("catalog", None)
+        body = schema.catalog_schema(index, inputs.catalog(catalog_snap), uid)
+        return inputs.answer(catalog_snap, body, snapshot)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_scan_pii_risk(
+        manifest_path: ManifestPath = None,
+        catalog_path: CatalogPath = None,
+        extra_patterns: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=300)]] | None,
+            Field(max_length=50, description="Extra column-name regexes to treat as PII (risk medium)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Columns whose names look personal (email, phone, ssn, date_of_birth, names, address, zip,
+        ip_address, payment cards, passport, driver_license, plus configured patterns), from the manifest
+        and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
+        medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data."""
+        patterns = pii_patterns
+        if extra_patterns:
+            try:
+                extra = tuple(pii.pattern("custom", p, "medium") for p in extra_patterns)
+            except Exception as exc:  # re.error
+                raise ToolFailure("invalid_regex", f"extra_patterns: {exc}") from None
+            patterns = configured_patterns + extra + pii.BUILTIN_PATTERNS
+        index_snap, index = inputs.index(manifest_path)
+        catalog_snap = inputs.optional("catalog", catalog_path)
+        catalog = inputs.catalog(catalog_snap) if catalog_snap else None
+        key = f"pii:{catalog_snap.version if catalog_snap else '-'}"
+        if extra_patterns:
+            report = pii.scan(index, catalog, patterns, pii_tags)
+        else:
+            report = index_snap.derived(key, lambda _s: pii.scan(index, catalog, patterns, pii_tags))
+        body = dict(report)
+        body["findings"], body["truncated"] = _capped(report["findings"], max_rows)
+        return inputs.answer(index_snap, body, catalog_snap)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_source_freshness(sources_path: SourcesPath = None) -> dict[str, Any]:
+        """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
+        runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
+        Worst first."""
+        snapshot = inputs.artifact("sources", sources_path)
+        index_snap, index = inputs.optional_index()
+        key = f"freshness:{index_snap.version if index_snap else '-'}"
+        report = snapshot.derived(key, lambda s: results.freshness_report(s.data, index))
+        body = dict(report)
+        body["sources"], body["truncated"] = _capped(report["sources"], max_rows)
+        return inputs.answer(snapshot, body, index_snap)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_find_select_star(
+        manifest_path: ManifestPath = None,
+        final_only: Annotated[
+            bool, Field(description="Only models whose outermost SELECT has a star (skip CTE-internal ones).")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Models that select `*`, found on the SQL syntax tree. Each star has a scope: final (the
+        outermost query), cte (an import CTE such as `select * from {{ source(...) }}`) or subquery.
+        propagates_upstream_columns says whether the model's output columns are whatever an upstream
+        relation has (the schema-drift risk); those come first. Uses compiled SQL when an artifact has it,
+        else the raw SQL with Jinja approximated (sql_source says which)."""
+        manifest = inputs.artifact("manifest", manifest_path)
+        sql_index, extra = inputs.sql(manifest)
+        index_snap, index = inputs.index(manifest_path)
+        dialect = sql_source.dialect_for(index.get("adapter_type"))
+        key = f"select_star:{index_snap.version}:{len(extra)}"
+
+        def scan(_s: Any) -> list[dict[str, Any]]:
+            rows = []
+            for uid, entry in sql_index.items():
+                rec = index["nodes"].get(uid) or {}
+                if rec.get("resource_type") != "model":
+                    continue
+                sql, origin = sql_source.node_sql(entry, extra, uid)
+                rows.append((uid, rec.get("name"), rec.get("schema"), sql, origin))
+            return select_star.scan_models(rows, dialect)
+
+        findings = manifest.derived(key, scan)
+        if final_only:
+            findings = [f for f in findings if f["final_select_star"]]
+        shown, cut = _capped(findings, max_rows)
+        body = {
+            "models": shown,
+            "total": len(findings),
+            "propagating_total": sum(1 for f in findings if f["propagates_upstream_columns"]),
+            "truncated": cut,
+        }
+        return inputs.answer(manifest, body, index_snap)
+
+    @server.tool(annotations=READ_ONLY)
+    def dbt_get_column_lineage(
+        node_id: NodeId,
+        column_name: Annotated[
+            str, Field(min_length=1, max_length=256, description="A column of that model.")
+        ],
+    ) -> dict[str, Any]:
+        """The upstream columns (node and column) one column of a model is computed from, traced with
+        sqlglot over the model's SQL qualified with its parents' catalog columns (so SELECT * expands).
+        transformation is direct (renamed or passed through) or derived (an expression). When it cannot be
+        traced the answer says resolved: false and why."""
+        snapshot, index = inputs.index()
+        uid = inputs.resolve(snapshot, index, node_id)
+        catalog_snap = inputs.optional("catalog", None)
+        catalog = inputs.catalog(catalog_snap) if catalog_snap else None
+        known = col_lineage.known_columns(uid, index, catalog)
+        if known and column_name.lower() not in {c.lower() for c in known}:
+            raise ToolFailure(
+                "column_not_found",
+                f"{index['nodes'][uid].get('name')} has no column {column_name!r}",
+                f"Columns: {', '.join(sorted(known)[:30])}",
+            )
+        manifest = inputs.artifact("manifest", None)
+        sql_index, extra = inputs.sql(manifest)
+        cache = manifest.derived("column_lineage_cache", lambda _s: {})
+        key = (uid, column_name.lower(), catalog_snap.version if catalog_snap else None, len(extra))
+        if key not in cache:
+            sql, origin = sql_source.node_sql(sql_index.get(uid), extra, uid, qualified=True)
+            dialect = sql_source.dialect_for(index.get("adapter_type"))
+            if len(cache) > 2048:
+                cache.clear()
+            cache[key] = col_lineage.column_lineage(index, catalog, uid, column_name, sql, origin, dialect)
+        return inputs.answer(snapshot, cache[key], manifest, catalog_snap)
+
+    return server

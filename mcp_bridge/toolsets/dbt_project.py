@@ -1,0 +1,288 @@
+"""dbt-project: read a dbt project's files: model SQL, schema YAML, project config (spec category 6).
+
+Every path stays inside the project root (settings.dbt.project_dir): `..`, absolute paths and symlinks
+that lead out of it are refused with path_not_allowed, and files that hold credentials (profiles.yml,
+.env) are never served. Compiled SQL comes from <target>/compiled/<package>/<path> (or the newest
+per-invocation folder under the target path, where dagster-dbt builds write), else from the compiled
+code recorded in the manifest or in the last Dagster build's manifest; `compiled_source` says which.
+`fs_list_models` answers from the stored manifest (tags, schema and materialization live there) and falls
+back to the model files on disk when no manifest was materialized.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastmcp import FastMCP
+from pydantic import Field
+
+from ade_platform.lib.dbt import project_files as pf
+from ade_platform.lib.dbt.lookup import UnresolvedNode
+from ade_platform.store import SnapshotNotFound
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.errors import ToolFailure
+from mcp_bridge.toolsets._dbt_inputs import DbtInputs, failure
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+
+ModelName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=256,
+        pattern=r"^[A-Za-z0-9_.\-]+$",
+        description="The dbt model name without .sql, e.g. stg_orders (a unique_id works too).",
+    ),
+]
+Filter = Annotated[str | None, Field(max_length=256)]
+
+
+def _file_provenance(path: Path | None = None) -> dict[str, Any]:
+    stamp: dict[str, Any] = {"source": "files", "read_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if path is not None:
+        stamp["last_modified"] = pf.mtime_iso(path)
+    return stamp
+
+
+def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
+    rows = []
+    for uid, rec in index["nodes"].items():
+        if rec.get("resource_type") != "model":
+            continue
+        rows.append(
+            {
+                "model_name": rec.get("name"),
+                "node_id": uid,
+                "file_path": rec.get("path"),
+                "package": rec.get("package"),
+                "schema": rec.get("schema"),
+                "materialization": rec.get("materialization"),
+                "tags": rec.get("tags") or [],
+                "description": rec.get("description") or "",
+            }
+        )
+    rows.sort(key=lambda r: (r["package"] != index.get("project_name"), r["model_name"] or "", r["node_id"]))
+    return {"rows": rows}
+
+
+def build(ctx: BridgeContext) -> FastMCP:
+    server = new_toolset(
+        "dbt-project",
+        "Read a dbt project's files: model SQL (raw or compiled), schema YAML, dbt_project.yml, the models "
+        "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
+        "stay inside the project root.",
+    )
+    inputs = DbtInputs(ctx)
+    cache = pf.FileCache()
+    max_rows = ctx.settings.limits.max_rows
+
+    def root() -> Path:
+        if inputs.project_dir is None:
+            raise ToolFailure("not_implemented", "no dbt project is configured (dbt.project_dir in ade.yaml)")
+        return inputs.project_dir
+
+    def project_name(project_root: Path) -> str | None:
+        try:
+            return pf.project_config(project_root).get("name")
+        except pf.ProjectFileError:
+            return None
+
+    def locate(model_name: str) -> tuple[Path, dict[str, Any] | None, str | None]:
+        """(model file, its index record or None, unique_id or None)."""
+        project_root = root()
+        snapshot, index = inputs.optional_index()
+        if index is not None:
+            try:
+                uid = inputs.lookup(snapshot, index).resolve(model_name, ("model",))
+            except UnresolvedNode:
+                uid = None
+            rec = index["nodes"].get(uid) if uid else None
+            if rec and rec.get("path"):
+                found = pf.package_file(
+                    project_root, index.get("project_name"), rec.get("package"), rec["path"]
+                )
+                if found is not None:
+                    return found, rec, uid
+        found = pf.find_model_file(project_root, model_name.rsplit(".", 1)[-1])
+        if found is None:
+            raise ToolFailure(
+                "model_not_found", f"no model {model_name!r} in the project", model_name=model_name
+            )
+        return found, None, None
+
+    def compiled_sql(
+        model_name: str, path: Path, rec: dict[str, Any] | None, uid: str | None
+    ) -> tuple[str, Any, str]:
+        project_root = root()
+        real_root = Path(pf.confine(project_root, [project_root]))
+        package = (rec or {}).get("package") or project_name(project_root) or ""
+        rel = (rec or {}).get("path") or pf.relative_to_root(path, real_root)
+        if inputs.target_path is not None and package:
+            found = pf.compiled_file(inputs.target_path, package, rel)
+            if found is not None:
+                real = pf.confine(found, [inputs.target_path, ctx.settings.home])
+                return pf.read_text(real, rel), real, "target_compiled_file"
+        if uid is not None:
+            try:
+                manifest = inputs.artifact("manifest", None)
+            except SnapshotNotFound:
+                manifest = None
+            if manifest is not None:
+                index_sql, extra = inputs.sql(manifest)
+                entry = index_sql.get(uid)
+                if entry and entry["compiled"]:
+                    return entry["compiled"], None, "manifest"
+                if uid in extra:
+                    return extra[uid], None, "last_build_manifest"
+        raise ToolFailure("compiled_not_found", f"no compiled SQL for {model_name!r}", model_name=model_name)
+
+    @server.tool(annotations=READ_ONLY)
+    def fs_read_model_sql(
+        model_name: ModelName,
+        compiled: Annotated[
+            bool,
+            Field(
+                description="true: the compiled SQL (refs resolved; needs dbt compile/run/build); "
+                "false: the authored SQL from the models folder.",
+            ),
+        ] = False,
+    ) -> dict[str, Any]:
+        """The SQL of a dbt model: raw (as authored, with Jinja) or compiled (ref() and source() resolved).
+        model_not_found when there is no such model; compiled_not_found when it was never compiled."""
+        try:
+            path, rec, uid = locate(model_name)
+            real = pf.confine(path, [root()])
+            if compiled:
+                sql, where, origin = compiled_sql(model_name, real, rec, uid)
+            else:
+                sql, where, origin = pf.read_text(real, model_name), real, "model_file"
+        except pf.ProjectFileError as exc:
+            raise failure(exc) from None
+        return {
+            "model_name": (rec or {}).get("name") or path.stem,
+            "node_id": uid,
+            "compiled": compiled,
+            "compiled_source": origin if compiled else None,
+            "file_path": str(where) if where is not None else None,
+            "sql": sql,
+            "line_count": len(sql.splitlines()),
+            "last_modified": pf.mtime_iso(where) if where is not None else None,
+            "provenance": _file_provenance(),
+        }
+
+    @server.tool(annotations=READ_ONLY)
+    def fs_read_schema_yaml(
+        schema_path: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=1024,
+                description="YAML file relative to the project root, e.g. models/staging/schema.yml.",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """A schema YAML file of the project (models, columns, tests, sources as written), parsed."""
+        project_root = root()
+        try:
+            real = pf.confine(schema_path, [project_root], project_root)
+            content = pf.read_yaml(real, schema_path)
+        except pf.ProjectFileError as exc:
+            raise failure(exc) from None
+        return {
+            "file_path": str(real),
+            "content": content,
+            "last_modified": pf.mtime_iso(real),
+            "provenance": _file_provenance(real),
+        }
+
+    @server.tool(annotations=READ_ONLY)
+    def fs_list_models(
+        tag: Annotated[Filter, Field(description="Only models with this dbt tag, e.g. finance.")] = None,
+        schema: Annotated[Filter, Field(description="Only models built into this schema.")] = None,
+        materialization: Annotated[
+            Filter, Field(description="Only this materialization: table, view, incremental, ephemeral, ...")
+        ] = None,
+    ) -> dict[str, Any]:
+        """The project's models with file path, schema, materialization, tags and description, filtered by
+        tag, schema and/or materialization (from the manifest; from the files when none was materialized)."""
+        snapshot, index = inputs.optional_index()
+        if index is None:
+            project_root = root()
+            real_root = pf.confine(project_root, [project_root])
+            rows = [
+                {
+                    "model_name": p.stem,
+                    "file_path": pf.relative_to_root(pf.confine(p, [real_root]), real_root),
+                }
+                for p in pf.iter_model_files(project_root)
+            ]
+            if tag or schema or materialization:
+                raise ToolFailure(
+                    "asset_not_materialized",
+                    "filters need the manifest (tags, schema and materialization live there)",
+                    "Materialize it first: `ade materialize --select dbt_lineage_index`.",
+                )
+            shown = rows[:max_rows]
+            return {
+                "models": shown,
+                "total": len(rows),
+                "truncated": len(rows) > max_rows,
+                "provenance": _file_provenance(),
+            }
+        rows = snapshot.derived("fs_model_rows", lambda _s: _model_rows(index))["rows"]
+        if tag:
+            rows = [r for r in rows if tag.lower() in {t.lower() for t in r["tags"]}]
+        if schema:
+            rows = [r for r in rows if (r["schema"] or "").lower() == schema.lower()]
+        if materialization:
+            rows = [r for r in rows if (r["materialization"] or "").lower() == materialization.lower()]
+        body = {"models": rows[:max_rows], "total": len(rows), "truncated": len(rows) > max_rows}
+        return ctx.cached_answer(snapshot, body)
+
+    @server.tool(annotations=READ_ONLY)
+    def fs_read_project_config() -> dict[str, Any]:
+        """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
+        tags). Jinja such as env_var() is returned as written, never rendered."""
+        project_root = root()
+        path = project_root / "dbt_project.yml"
+        try:
+            content = pf.project_config(project_root)
+        except pf.ProjectFileError as exc:
+            raise failure(exc) from None
+        return {
+            "file_path": str(path),
+            "content": content,
+            "last_modified": pf.mtime_iso(path),
+            "provenance": _file_provenance(path),
+        }
+
+    @server.tool(annotations=READ_ONLY)
+    def fs_find_models_referencing(
+        source_or_model: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=300,
+                description="A model name for ref() targets (stg_orders), or source_name.table_name for "
+                "source() targets (raw.orders).",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Model files whose raw SQL calls ref('<name>') or source('<source>', '<table>'), one entry per
+        occurrence with its line number. Works on the files (useful when the manifest is stale); misses
+        references generated by macros."""
+        project_root = root()
+        try:
+            found = pf.find_references(project_root, source_or_model, cache)
+        except pf.ProjectFileError as exc:
+            raise failure(exc) from None
+        shown = found[:max_rows]
+        return {
+            "references": shown,
+            "total": len(found),
+            "truncated": len(found) > max_rows,
+            "provenance": _file_provenance(),
+        }
+
+    return server

@@ -1,0 +1,15 @@
+"""warehouse: Warehouse schema, drift, freshness and bounded read-only queries (spec category 2).
+
+The tools arrive with this toolset's issue; until then the sub-server is mounted with no tools.
+"""
+
+from __future__ import annotations
+
+from fastmcp import FastMCP
+
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.toolsets.base import new_toolset
+
+
+def build(ctx: BridgeContext) -> FastMCP:
+    return new_toolset("warehouse", "Warehouse schema, drift, freshness and bounded read-only queries (spec category 2).")

@@ -1,0 +1,55 @@
+"""Test helpers shared by the MCP tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from fastmcp import Client, FastMCP
+
+
+async def _call(server: FastMCP, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    async with Client(server) as client:
+        result = await client.call_tool(name, args, raise_on_error=False)
+    if result.is_error:
+        text = result.content[0].text if result.content else ""
+        try:
+            return False, json.loads(text)
+        except ValueError:
+            return False, {"error": "<unstructured>", "detail": text}
+    return True, result.structured_content
+
+
+def call_tool(server: FastMCP, name: str, args: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    """Call a tool through the MCP protocol (in-memory transport): (ok, structured payload or error)."""
+    return asyncio.run(_call(server, name, args or {}))
+
+
+async def _calls(server: FastMCP, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, Any]]:
+    out = []
+    async with Client(server) as client:
+        for name, args in calls:
+            result = await client.call_tool(name, args, raise_on_error=False)
+            if result.is_error:
+                text = result.content[0].text if result.content else ""
+                try:
+                    out.append((False, json.loads(text)))
+                except ValueError:
+                    out.append((False, {"error": "<unstructured>", "detail": text}))
+            else:
+                out.append((True, result.structured_content))
+    return out
+
+
+def call_tools(server: FastMCP, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, Any]]:
+    """Many calls over one client session (faster than call_tool in a loop)."""
+    return asyncio.run(_calls(server, calls))
+
+
+def list_tools(server: FastMCP) -> list[Any]:
+    async def go() -> list[Any]:
+        async with Client(server) as client:
+            return await client.list_tools()
+
+    return asyncio.run(go())

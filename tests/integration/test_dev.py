@@ -1,0 +1,73 @@
+"""`ade dev` brings up the Dagster UI (HTTP 200) and the MCP gateway, and prints the client config."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ade_platform.config import Settings
+from tests.conftest import REPO_ROOT
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ade_dev_serves_ui_and_gateway(demo_settings: Settings, tmp_path: Path) -> None:
+    ui_port, mcp_port = _free_port(), _free_port()
+    out = tmp_path / "dev.out"
+    env = {**os.environ, "ADE_HOME": str(demo_settings.home), "ADE_CONFIG": str(REPO_ROOT / "ade.yaml")}
+    env.pop("DAGSTER_HOME", None)
+    with open(out, "w") as fh:
+        proc = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "ade"),
+                "dev",
+                "--ui-port",
+                str(ui_port),
+                "--mcp-port",
+                str(mcp_port),
+            ],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and "Press Ctrl-C" not in out.read_text():
+            assert proc.poll() is None, out.read_text()[-3000:]
+            time.sleep(1)
+        text = out.read_text()
+        assert "Press Ctrl-C" in text, text[-3000:]
+        assert f"http://127.0.0.1:{ui_port}   up" in text, text[-3000:]
+        assert f"http://127.0.0.1:{mcp_port}/mcp   up" in text, text[-3000:]
+        assert '"mcpServers"' in text and '"ade-platform"' in text
+        assert httpx.get(f"http://127.0.0.1:{ui_port}/", timeout=10).status_code == 200
+        graphql = httpx.post(
+            f"http://127.0.0.1:{ui_port}/graphql",
+            json={"query": "{ assetNodes { assetKey { path } groupName } }"},
+            timeout=60,
+        )
+        assert graphql.status_code == 200
+        assert any(
+            n["assetKey"]["path"] == ["dbt_lineage_index"] for n in graphql.json()["data"]["assetNodes"]
+        )
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
