@@ -11,14 +11,23 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
+from fastmcp.tools import ToolResult
+from mcp.types import TextContent
 
 from ade_platform.lib.dbt import sql_source
-from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, ArtifactError, schema_version
+from ade_platform.lib.dbt.artifacts import (
+    ARTIFACT_FILES,
+    ArtifactError,
+    freeze_heap,
+    gc_paused,
+    schema_version,
+)
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.lib.dbt.lookup import NodeLookup, UnresolvedNode
 from ade_platform.lib.dbt.project_files import ProjectFileError, confine
@@ -36,6 +45,38 @@ _MISSING = {
     "sources": "sources_not_found",
 }
 _FILE_SNAPSHOTS = 6
+T = TypeVar("T")
+
+
+def derive(snapshot: Snapshot, key: str, build: Callable[[Snapshot], T]) -> T:
+    """snapshot.derived with the garbage collector paused while a (large, acyclic) structure is built, and
+    the result frozen out of later collections (so request latency does not grow with the project)."""
+
+    def built(s: Snapshot) -> T:
+        value = build(s)
+        freeze_heap()
+        return value
+
+    with gc_paused():
+        return snapshot.derived(key, built)
+
+
+# The output schema FastMCP infers for `-> dict[str, Any]`; given explicitly because the tools return a
+# ToolResult built here (orjson text + the same dict as structured content), which skips FastMCP's
+# pydantic passes over the answer: a much faster round trip for a 500-node lineage.
+OBJECT_OUTPUT: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+def as_result(body: dict[str, Any]) -> ToolResult:
+    """The answer as MCP content: orjson text plus the same dict as structured content.
+
+    model_construct skips ToolResult's own deep re-serialization of the dict (answers here are built from
+    JSON and hold only JSON types), which is most of the cost of a large answer.
+    """
+    text = orjson.dumps(body, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    return ToolResult.model_construct(
+        content=[TextContent(type="text", text=text)], structured_content=body, meta=None, is_error=False
+    )
 
 
 def failure(exc: ProjectFileError) -> ToolFailure:
@@ -103,7 +144,8 @@ class DbtInputs:
         )
         snapshot = Snapshot(None, provenance, {"data.json": real.read_bytes()})  # type: ignore[arg-type]
         try:
-            data = snapshot.data
+            with gc_paused():
+                data = snapshot.data
         except CorruptSnapshot:
             raise ArtifactError("artifact_unreadable", f"{path!r} is not valid JSON") from None
         if not isinstance(data, dict):
@@ -119,9 +161,9 @@ class DbtInputs:
         """The lineage index: the stored one, or one derived (once) from the given manifest."""
         if manifest_path is None:
             snapshot = self.ctx.reader.latest(LINEAGE_INDEX_ASSET)
-            return snapshot, snapshot.data
+            return snapshot, derive(snapshot, "index_data", lambda s: s.data)
         snapshot = self._file_snapshot("manifest", manifest_path)
-        return snapshot, snapshot.derived("lineage_index", lambda s: build_lineage_index(s.data))
+        return snapshot, derive(snapshot, "lineage_index", lambda s: build_lineage_index(s.data))
 
     def optional_index(
         self, manifest_path: str | None = None
@@ -132,7 +174,7 @@ class DbtInputs:
             return None, None
 
     def lookup(self, snapshot: Snapshot, index: dict[str, Any]) -> NodeLookup:
-        return snapshot.derived("node_lookup", lambda _s: NodeLookup.build(index))
+        return derive(snapshot, "node_lookup", lambda _s: NodeLookup.build(index))
 
     def resolve(
         self,
@@ -155,13 +197,13 @@ class DbtInputs:
             raise ToolFailure(code, f"no node {query!r} in the manifest", hint) from None
 
     def catalog(self, snapshot: Snapshot) -> dict[str, Any]:
-        return snapshot.derived("catalog_index", lambda s: catalog_index(s.data))
+        return derive(snapshot, "catalog_index", lambda s: catalog_index(orjson.loads(s.file("data.json"))))
 
     # ---- SQL -------------------------------------------------------------------------------------
     def sql(self, manifest: Snapshot) -> tuple[dict[str, Any], dict[str, str]]:
         """(sql index of the manifest, compiled SQL borrowed from the last build for unchanged nodes)."""
-        primary = manifest.derived(
-            "sql_index", lambda s: sql_source.sql_index(orjson.loads(s.file("data.json")))
+        primary = derive(
+            manifest, "sql_index", lambda s: sql_source.sql_index(orjson.loads(s.file("data.json")))
         )
         if all(entry["compiled"] for entry in primary.values()):
             return primary, {}
@@ -169,7 +211,7 @@ class DbtInputs:
         if other is None:
             return primary, {}
         key = f"sql_supplement:{other[0]}"
-        return primary, manifest.derived(key, lambda _s: sql_source.supplement(primary, other[1]))
+        return primary, derive(manifest, key, lambda _s: sql_source.supplement(primary, other[1]))
 
     def _last_build_index(self) -> tuple[Any, dict[str, Any]] | None:
         try:
@@ -181,7 +223,8 @@ class DbtInputs:
         if cached is not None and cached[0] == signature:
             return cached
         try:
-            data = orjson.loads(self.last_build.read_bytes())
+            with gc_paused():
+                data = orjson.loads(self.last_build.read_bytes())
             schema_version(data, "manifest")
         except (orjson.JSONDecodeError, ArtifactError, OSError):
             return None

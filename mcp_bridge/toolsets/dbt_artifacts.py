@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from ade_platform.lib.dbt import column_lineage as col_lineage
 from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets._dbt_inputs import DbtInputs
+from mcp_bridge.toolsets._dbt_inputs import OBJECT_OUTPUT, DbtInputs, as_result, derive
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
 
 LINEAGE_INDEX = "dbt_lineage_index"
@@ -72,7 +73,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     pii_patterns = configured_patterns + pii.BUILTIN_PATTERNS
     pii_tags = tuple(t.lower() for t in pii_settings.tags)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_get_lineage(
         node_id: NodeId,
         direction: Annotated[
@@ -82,7 +83,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         depth: Annotated[
             int | None, Field(ge=0, le=10_000, description="Hops to traverse; null = the whole tree.")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Dependency graph of a dbt node, upstream or downstream, to a depth.
 
         Nodes carry resource_type, name, schema, materialization and their hop distance; edges point from
@@ -91,12 +92,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         """
         snapshot, index = inputs.index()
         root = inputs.resolve(snapshot, index, node_id)
-        return ctx.cached_answer(
-            snapshot, lineage.traverse(index, root, direction, depth, max_nodes=max_nodes)
-        )
+        views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
+        body = lineage.traverse(index, root, direction, depth, max_nodes=max_nodes, views=views)
+        return as_result(ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY)
-    def dbt_get_blast_radius(node_id: NodeId) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
+    def dbt_get_blast_radius(node_id: NodeId) -> ToolResult:
         """Everything downstream that a failure, schema change or drop of this node would affect.
 
         `affected` lists models, snapshots, exposures, metrics and tests (seeds excluded) with
@@ -105,10 +106,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         """
         snapshot, index = inputs.index()
         root = inputs.resolve(snapshot, index, node_id)
-        return ctx.cached_answer(snapshot, lineage.blast_radius(index, root, max_nodes=max_nodes))
+        views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
+        body = lineage.blast_radius(index, root, max_nodes=max_nodes, views=views)
+        return as_result(ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY)
-    def dbt_get_model_tests(model_name: ModelName) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
+    def dbt_get_model_tests(model_name: ModelName) -> ToolResult:
         """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
         tests) and singular, with column, severity and config (the test's arguments).
 
@@ -124,23 +127,23 @@ def build(ctx: BridgeContext) -> FastMCP:
             "tests": found,
             "total": len(found),
         }
-        return ctx.cached_answer(snapshot, body)
+        return as_result(ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY)
-    def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
+    def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
         it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals."""
         snapshot = inputs.artifact("run-results", run_results_path)
         index_snap, index = inputs.optional_index()
         key = f"failed:{index_snap.version if index_snap else '-'}"
-        summary = snapshot.derived(key, lambda s: results.summarize_run_results(s.data, index))
+        summary = derive(snapshot, key, lambda s: results.summarize_run_results(s.data, index))
         body = dict(summary)
         for name in ("failed", "skipped", "warnings"):
             body[name], cut = _capped(summary[name], max_rows)
             body["truncated"] = body.get("truncated", False) or cut
-        return inputs.answer(snapshot, body, index_snap)
+        return as_result(inputs.answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_detect_silent_skip(
         expected_patterns: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=512)]],
@@ -153,7 +156,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         ],
         run_results_path: RunResultsPath = None,
         manifest_path: ManifestPath = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Models expected to run (by name, glob or unique_id) that are absent from run_results.json: a
         --select that was too narrow, a tag exclusion, a selector that silently dropped nodes.
 
@@ -168,8 +171,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         snapshot = inputs.artifact("run-results", run_results_path)
         index_snap, index = inputs.index(manifest_path)
         lookup = inputs.lookup(index_snap, index)
-        ran = snapshot.derived(
-            "ran_ids", lambda s: frozenset(r.get("unique_id") for r in s.data.get("results") or ())
+        ran = derive(
+            snapshot, "ran_ids", lambda s: frozenset(r.get("unique_id") for r in s.data.get("results") or ())
         )
         found = results.detect_silent_skip(ran, index, lookup.models, lookup.by_key, expected_patterns)
         body = {
@@ -177,9 +180,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             "all_satisfied": all(p["severity"] == "ok" for p in found),
             "missing_total": sum(len(p["missing_node_ids"]) for p in found),
         }
-        return inputs.answer(snapshot, body, index_snap)
+        return as_result(inputs.answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_get_schema(
         model_name: ModelName,
         source: Annotated[
@@ -188,18 +191,18 @@ def build(ctx: BridgeContext) -> FastMCP:
                 description="manifest: columns declared in YAML; catalog: columns observed in the warehouse."
             ),
         ],
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Columns of a model (or seed, snapshot, source): declared in the manifest or observed in the
         catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift."""
         snapshot, index = inputs.index()
         uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
         if source == "manifest":
-            return ctx.cached_answer(snapshot, schema.manifest_schema(index, uid))
+            return as_result(ctx.cached_answer(snapshot, schema.manifest_schema(index, uid)))
         catalog_snap = inputs.artifact("catalog", None)
         body = schema.catalog_schema(index, inputs.catalog(catalog_snap), uid)
-        return inputs.answer(catalog_snap, body, snapshot)
+        return as_result(inputs.answer(catalog_snap, body, snapshot))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_scan_pii_risk(
         manifest_path: ManifestPath = None,
         catalog_path: CatalogPath = None,
@@ -207,7 +210,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             list[Annotated[str, Field(min_length=1, max_length=300)]] | None,
             Field(max_length=50, description="Extra column-name regexes to treat as PII (risk medium)."),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Columns whose names look personal (email, phone, ssn, date_of_birth, names, address, zip,
         ip_address, payment cards, passport, driver_license, plus configured patterns), from the manifest
         and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
@@ -226,31 +229,31 @@ def build(ctx: BridgeContext) -> FastMCP:
         if extra_patterns:
             report = pii.scan(index, catalog, patterns, pii_tags)
         else:
-            report = index_snap.derived(key, lambda _s: pii.scan(index, catalog, patterns, pii_tags))
+            report = derive(index_snap, key, lambda _s: pii.scan(index, catalog, patterns, pii_tags))
         body = dict(report)
         body["findings"], body["truncated"] = _capped(report["findings"], max_rows)
-        return inputs.answer(index_snap, body, catalog_snap)
+        return as_result(inputs.answer(index_snap, body, catalog_snap))
 
-    @server.tool(annotations=READ_ONLY)
-    def dbt_get_source_freshness(sources_path: SourcesPath = None) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
+    def dbt_get_source_freshness(sources_path: SourcesPath = None) -> ToolResult:
         """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
         runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
         Worst first."""
         snapshot = inputs.artifact("sources", sources_path)
         index_snap, index = inputs.optional_index()
         key = f"freshness:{index_snap.version if index_snap else '-'}"
-        report = snapshot.derived(key, lambda s: results.freshness_report(s.data, index))
+        report = derive(snapshot, key, lambda s: results.freshness_report(s.data, index))
         body = dict(report)
         body["sources"], body["truncated"] = _capped(report["sources"], max_rows)
-        return inputs.answer(snapshot, body, index_snap)
+        return as_result(inputs.answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_find_select_star(
         manifest_path: ManifestPath = None,
         final_only: Annotated[
             bool, Field(description="Only models whose outermost SELECT has a star (skip CTE-internal ones).")
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Models that select `*`, found on the SQL syntax tree. Each star has a scope: final (the
         outermost query), cte (an import CTE such as `select * from {{ source(...) }}`) or subquery.
         propagates_upstream_columns says whether the model's output columns are whatever an upstream
@@ -272,7 +275,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 rows.append((uid, rec.get("name"), rec.get("schema"), sql, origin))
             return select_star.scan_models(rows, dialect)
 
-        findings = manifest.derived(key, scan)
+        findings = derive(manifest, key, scan)
         if final_only:
             findings = [f for f in findings if f["final_select_star"]]
         shown, cut = _capped(findings, max_rows)
@@ -282,15 +285,15 @@ def build(ctx: BridgeContext) -> FastMCP:
             "propagating_total": sum(1 for f in findings if f["propagates_upstream_columns"]),
             "truncated": cut,
         }
-        return inputs.answer(manifest, body, index_snap)
+        return as_result(inputs.answer(manifest, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def dbt_get_column_lineage(
         node_id: NodeId,
         column_name: Annotated[
             str, Field(min_length=1, max_length=256, description="A column of that model.")
         ],
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """The upstream columns (node and column) one column of a model is computed from, traced with
         sqlglot over the model's SQL qualified with its parents' catalog columns (so SELECT * expands).
         transformation is direct (renamed or passed through) or derived (an expression). When it cannot be
@@ -316,6 +319,6 @@ def build(ctx: BridgeContext) -> FastMCP:
             if len(cache) > 2048:
                 cache.clear()
             cache[key] = col_lineage.column_lineage(index, catalog, uid, column_name, sql, origin, dialect)
-        return inputs.answer(snapshot, cache[key], manifest, catalog_snap)
+        return as_result(inputs.answer(snapshot, cache[key], manifest, catalog_snap))
 
     return server

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from ade_platform.lib.dbt import project_files as pf
@@ -23,7 +24,7 @@ from ade_platform.lib.dbt.lookup import UnresolvedNode
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets._dbt_inputs import DbtInputs, failure
+from mcp_bridge.toolsets._dbt_inputs import OBJECT_OUTPUT, DbtInputs, as_result, derive, failure
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
 
 ModelName = Annotated[
@@ -63,7 +64,14 @@ def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
             }
         )
     rows.sort(key=lambda r: (r["package"] != index.get("project_name"), r["model_name"] or "", r["node_id"]))
-    return {"rows": rows}
+    # positions by filter value, so a filtered listing of a 20k-model project does not scan every model
+    by: dict[str, dict[str, list[int]]] = {"tag": {}, "schema": {}, "materialization": {}}
+    for position, row in enumerate(rows):
+        for tag in row["tags"]:
+            by["tag"].setdefault(tag.lower(), []).append(position)
+        by["schema"].setdefault((row["schema"] or "").lower(), []).append(position)
+        by["materialization"].setdefault((row["materialization"] or "").lower(), []).append(position)
+    return {"rows": rows, "by": by}
 
 
 def build(ctx: BridgeContext) -> FastMCP:
@@ -137,7 +145,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                     return extra[uid], None, "last_build_manifest"
         raise ToolFailure("compiled_not_found", f"no compiled SQL for {model_name!r}", model_name=model_name)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def fs_read_model_sql(
         model_name: ModelName,
         compiled: Annotated[
@@ -147,7 +155,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "false: the authored SQL from the models folder.",
             ),
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """The SQL of a dbt model: raw (as authored, with Jinja) or compiled (ref() and source() resolved).
         model_not_found when there is no such model; compiled_not_found when it was never compiled."""
         try:
@@ -159,19 +167,21 @@ def build(ctx: BridgeContext) -> FastMCP:
                 sql, where, origin = pf.read_text(real, model_name), real, "model_file"
         except pf.ProjectFileError as exc:
             raise failure(exc) from None
-        return {
-            "model_name": (rec or {}).get("name") or path.stem,
-            "node_id": uid,
-            "compiled": compiled,
-            "compiled_source": origin if compiled else None,
-            "file_path": str(where) if where is not None else None,
-            "sql": sql,
-            "line_count": len(sql.splitlines()),
-            "last_modified": pf.mtime_iso(where) if where is not None else None,
-            "provenance": _file_provenance(),
-        }
+        return as_result(
+            {
+                "model_name": (rec or {}).get("name") or path.stem,
+                "node_id": uid,
+                "compiled": compiled,
+                "compiled_source": origin if compiled else None,
+                "file_path": str(where) if where is not None else None,
+                "sql": sql,
+                "line_count": len(sql.splitlines()),
+                "last_modified": pf.mtime_iso(where) if where is not None else None,
+                "provenance": _file_provenance(),
+            }
+        )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def fs_read_schema_yaml(
         schema_path: Annotated[
             str,
@@ -181,7 +191,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 description="YAML file relative to the project root, e.g. models/staging/schema.yml.",
             ),
         ],
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """A schema YAML file of the project (models, columns, tests, sources as written), parsed."""
         project_root = root()
         try:
@@ -189,21 +199,23 @@ def build(ctx: BridgeContext) -> FastMCP:
             content = pf.read_yaml(real, schema_path)
         except pf.ProjectFileError as exc:
             raise failure(exc) from None
-        return {
-            "file_path": str(real),
-            "content": content,
-            "last_modified": pf.mtime_iso(real),
-            "provenance": _file_provenance(real),
-        }
+        return as_result(
+            {
+                "file_path": str(real),
+                "content": content,
+                "last_modified": pf.mtime_iso(real),
+                "provenance": _file_provenance(real),
+            }
+        )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def fs_list_models(
         tag: Annotated[Filter, Field(description="Only models with this dbt tag, e.g. finance.")] = None,
         schema: Annotated[Filter, Field(description="Only models built into this schema.")] = None,
         materialization: Annotated[
             Filter, Field(description="Only this materialization: table, view, incremental, ephemeral, ...")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """The project's models with file path, schema, materialization, tags and description, filtered by
         tag, schema and/or materialization (from the manifest; from the files when none was materialized)."""
         snapshot, index = inputs.optional_index()
@@ -224,24 +236,25 @@ def build(ctx: BridgeContext) -> FastMCP:
                     "Materialize it first: `ade materialize --select dbt_lineage_index`.",
                 )
             shown = rows[:max_rows]
-            return {
-                "models": shown,
-                "total": len(rows),
-                "truncated": len(rows) > max_rows,
-                "provenance": _file_provenance(),
-            }
-        rows = snapshot.derived("fs_model_rows", lambda _s: _model_rows(index))["rows"]
-        if tag:
-            rows = [r for r in rows if tag.lower() in {t.lower() for t in r["tags"]}]
-        if schema:
-            rows = [r for r in rows if (r["schema"] or "").lower() == schema.lower()]
-        if materialization:
-            rows = [r for r in rows if (r["materialization"] or "").lower() == materialization.lower()]
+            return as_result(
+                {
+                    "models": shown,
+                    "total": len(rows),
+                    "truncated": len(rows) > max_rows,
+                    "provenance": _file_provenance(),
+                }
+            )
+        listing = derive(snapshot, "fs_model_rows", lambda _s: _model_rows(index))
+        rows = listing["rows"]
+        filters = {"tag": tag, "schema": schema, "materialization": materialization}
+        chosen = [set(listing["by"][k].get(v.lower(), ())) for k, v in filters.items() if v]
+        if chosen:
+            rows = [rows[i] for i in sorted(set.intersection(*chosen))]
         body = {"models": rows[:max_rows], "total": len(rows), "truncated": len(rows) > max_rows}
-        return ctx.cached_answer(snapshot, body)
+        return as_result(ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY)
-    def fs_read_project_config() -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
+    def fs_read_project_config() -> ToolResult:
         """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
         tags). Jinja such as env_var() is returned as written, never rendered."""
         project_root = root()
@@ -250,14 +263,16 @@ def build(ctx: BridgeContext) -> FastMCP:
             content = pf.project_config(project_root)
         except pf.ProjectFileError as exc:
             raise failure(exc) from None
-        return {
-            "file_path": str(path),
-            "content": content,
-            "last_modified": pf.mtime_iso(path),
-            "provenance": _file_provenance(path),
-        }
+        return as_result(
+            {
+                "file_path": str(path),
+                "content": content,
+                "last_modified": pf.mtime_iso(path),
+                "provenance": _file_provenance(path),
+            }
+        )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, output_schema=OBJECT_OUTPUT)
     def fs_find_models_referencing(
         source_or_model: Annotated[
             str,
@@ -268,7 +283,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "source() targets (raw.orders).",
             ),
         ],
-    ) -> dict[str, Any]:
+    ) -> ToolResult:
         """Model files whose raw SQL calls ref('<name>') or source('<source>', '<table>'), one entry per
         occurrence with its line number. Works on the files (useful when the manifest is stale); misses
         references generated by macros."""
@@ -278,11 +293,13 @@ def build(ctx: BridgeContext) -> FastMCP:
         except pf.ProjectFileError as exc:
             raise failure(exc) from None
         shown = found[:max_rows]
-        return {
-            "references": shown,
-            "total": len(found),
-            "truncated": len(found) > max_rows,
-            "provenance": _file_provenance(),
-        }
+        return as_result(
+            {
+                "references": shown,
+                "total": len(found),
+                "truncated": len(found) > max_rows,
+                "provenance": _file_provenance(),
+            }
+        )
 
     return server

@@ -1,7 +1,8 @@
 """The compact lineage index (built once per manifest) and graph traversal over it.
 
-The index is plain JSON so it can live in the asset store: a 50k-node manifest of ~100 MB becomes a few MB
-that the MCP bridge loads once per version and then answers from in microseconds.
+The index is plain JSON so it can live in the asset store: a 50k-node manifest of ~110 MB becomes an index of
+~50 MB (no SQL, no config boilerplate) that the MCP bridge parses once per version (about a second) and then
+answers from in microseconds.
 """
 
 from __future__ import annotations
@@ -138,23 +139,22 @@ def _root_package(manifest: dict[str, Any]) -> str | None:
     return max(counts, key=lambda k: counts[k]) if counts else None
 
 
-def resolve_node_id(index: dict[str, Any], node_id: str) -> str | None:
-    """Accept a unique_id, or a bare model/source name when it is unambiguous."""
-    if node_id in index["nodes"]:
-        return node_id
-    candidates = [
-        uid
-        for uid, rec in index["nodes"].items()
-        if rec["resource_type"] != "test" and (rec["name"] == node_id or uid.endswith("." + node_id))
-    ]
-    return candidates[0] if len(candidates) == 1 else None
-
-
-def similar_node_ids(index: dict[str, Any], node_id: str, limit: int = 5) -> list[str]:
-    import difflib
-
-    names = [uid for uid, rec in index["nodes"].items() if rec["resource_type"] != "test"]
-    return difflib.get_close_matches(node_id, names, n=limit, cutoff=0.5)
+def graph_views(index: dict[str, Any]) -> dict[str, Any]:
+    """Test-free adjacency, built once per index version, so walks never look at (the many) test nodes."""
+    records = index["nodes"]
+    tests = {uid for uid, rec in records.items() if rec.get("resource_type") == "test"}
+    children = {}
+    for uid, kids in index["children"].items():
+        kept = [kid for kid in kids if kid not in tests]
+        if kept:
+            children[uid] = kept
+    parents = {uid: [p for p in deps if p not in tests] for uid, deps in index["parents"].items() if deps}
+    # what a lineage answer shows of each node, as one tuple: one lookup per node instead of five
+    shown = {
+        uid: (rec.get("resource_type"), rec.get("name"), rec.get("schema"), rec.get("materialization"))
+        for uid, rec in records.items()
+    }
+    return {"children": children, "parents": parents, "has_dependents": frozenset(children), "shown": shown}
 
 
 def traverse(
@@ -164,48 +164,59 @@ def traverse(
     depth: int | None = None,
     max_nodes: int = 500,
     include_tests: bool = False,
+    views: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Breadth-first walk from node_id. Edges always point from the dependency to its dependent."""
-    adjacency = index["parents"] if direction == "upstream" else index["children"]
+    """Breadth-first walk from node_id. Edges always point from the dependency to its dependent.
+
+    `views` (from graph_views) makes the walk skip tests without looking at them.
+    """
+    key = "parents" if direction == "upstream" else "children"
+    prefiltered = views is not None and not include_tests
+    adjacency = views[key] if prefiltered else index[key]  # type: ignore[index]
     records = index["nodes"]
+    filter_tests = not prefiltered and not include_tests
+    upstream = direction == "upstream"
     seen = {node_id: 0}
     order = [node_id]
     edges: list[dict[str, str]] = []
     queue = deque([node_id])
     truncated = False
+    room = max_nodes - 1
     while queue:
         current = queue.popleft()
         level = seen[current]
         if depth is not None and level >= depth:
             continue
         for neighbour in adjacency.get(current, ()):
-            rec = records.get(neighbour)
-            if not include_tests and rec is not None and rec["resource_type"] == "test":
-                continue
-            if direction == "upstream":
-                edge = {"from": neighbour, "to": current}
-            else:
-                edge = {"from": current, "to": neighbour}
-            if neighbour in seen:
-                edges.append(edge)
-                continue
-            if len(order) >= max_nodes:
-                truncated = True
-                continue
-            seen[neighbour] = level + 1
-            order.append(neighbour)
-            edges.append(edge)
-            queue.append(neighbour)
+            if filter_tests:
+                rec = records.get(neighbour)
+                if rec is not None and rec["resource_type"] == "test":
+                    continue
+            if neighbour not in seen:
+                if room <= 0:
+                    truncated = True
+                    continue
+                room -= 1
+                seen[neighbour] = level + 1
+                order.append(neighbour)
+                queue.append(neighbour)
+            edges.append(
+                {"from": neighbour, "to": current} if upstream else {"from": current, "to": neighbour}
+            )
+    shown = views["shown"] if views is not None else {}
     nodes = []
     for uid in order:
-        rec = records.get(uid) or {"resource_type": uid.split(".", 1)[0], "name": uid.rsplit(".", 1)[-1]}
+        row = shown.get(uid)
+        if row is None:
+            rec = records.get(uid) or {"resource_type": uid.split(".", 1)[0], "name": uid.rsplit(".", 1)[-1]}
+            row = (rec.get("resource_type"), rec.get("name"), rec.get("schema"), rec.get("materialization"))
         nodes.append(
             {
                 "node_id": uid,
-                "resource_type": rec.get("resource_type"),
-                "name": rec.get("name"),
-                "schema": rec.get("schema"),
-                "materialization": rec.get("materialization"),
+                "resource_type": row[0],
+                "name": row[1],
+                "schema": row[2],
+                "materialization": row[3],
                 "depth": seen[uid],
             }
         )
@@ -229,8 +240,11 @@ def has_dependents(index: dict[str, Any], node_id: str) -> bool:
     )
 
 
-def blast_radius(index: dict[str, Any], node_id: str, max_nodes: int = 500) -> dict[str, Any]:
+def blast_radius(
+    index: dict[str, Any], node_id: str, max_nodes: int = 500, views: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Everything downstream of node_id (tests included, seeds excluded), with its hop distance."""
+    dependents = views["has_dependents"] if views is not None else None
     children = index["children"]
     records = index["nodes"]
     hops = {node_id: 0}
@@ -259,7 +273,9 @@ def blast_radius(index: dict[str, Any], node_id: str, max_nodes: int = 500) -> d
                     "resource_type": rtype,
                     "materialization": rec.get("materialization") if rtype != "test" else None,
                     "hops_from_source": hops[child],
-                    "has_downstream_dependents": has_dependents(index, child),
+                    "has_downstream_dependents": (
+                        child in dependents if dependents is not None else has_dependents(index, child)
+                    ),
                 }
             )
     affected.sort(key=lambda item: (item["hops_from_source"], item["node_id"]))

@@ -11,9 +11,10 @@ from typing import Any
 
 import orjson
 
-from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, parse_artifact
+from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, gc_paused, parse_artifact
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import Provenance, SnapshotNotFound, StoreReader, StoreWriter
+from ade_platform.store.writer import dumps
 
 # artifact kind -> store asset name
 ARTIFACT_ASSETS = {
@@ -36,6 +37,26 @@ def artifact_source(path: Path, artifact: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _publish_parsed(
+    writer: StoreWriter,
+    kind: str,
+    path: Path,
+    *,
+    run_id: str | None = None,
+    code_version: str | None = None,
+) -> tuple[Provenance, dict[str, Any]]:
+    raw = path.read_bytes()
+    artifact = parse_artifact(raw, kind)
+    provenance = writer.publish(
+        ARTIFACT_ASSETS[kind],
+        files={"data.json": raw},
+        run_id=run_id,
+        code_version=code_version,
+        source=artifact_source(path, artifact),
+    )
+    return provenance, artifact
+
+
 def publish_artifact(
     writer: StoreWriter,
     kind: str,
@@ -45,15 +66,32 @@ def publish_artifact(
     code_version: str | None = None,
 ) -> Provenance:
     """Validate one artifact file and publish its bytes unchanged (tools re-read it exactly as dbt wrote it)."""
-    raw = path.read_bytes()
-    artifact = parse_artifact(raw, kind)
-    return writer.publish(
-        ARTIFACT_ASSETS[kind],
-        files={"data.json": raw},
-        run_id=run_id,
-        code_version=code_version,
-        source=artifact_source(path, artifact),
-    )
+    return _publish_parsed(writer, kind, path, run_id=run_id, code_version=code_version)[0]
+
+
+def _publish_index(
+    writer: StoreWriter,
+    manifest: dict[str, Any],
+    manifest_prov: Provenance,
+    catalog: dict[str, Any] | None,
+    catalog_prov: Provenance | None,
+    run_id: str | None,
+) -> tuple[Provenance, dict[str, Any]]:
+    with gc_paused():
+        index = build_lineage_index(manifest, catalog)
+        blob = dumps(index)
+    source = {
+        "manifest_version": manifest_prov.version,
+        "catalog_version": catalog_prov.version if catalog_prov else None,
+        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path")},
+    }
+    provenance = writer.publish(LINEAGE_INDEX_ASSET, files={"data.json": blob}, run_id=run_id, source=source)
+    stats = {
+        "nodes": len(index["nodes"]),
+        "edges": sum(len(p) for p in index["parents"].values()),
+        "bytes": len(blob),
+    }
+    return provenance, stats
 
 
 def publish_lineage_index(
@@ -63,32 +101,36 @@ def publish_lineage_index(
     manifest_snap = reader.latest(ARTIFACT_ASSETS["manifest"])
     try:
         catalog_snap = reader.latest(ARTIFACT_ASSETS["catalog"])
-        catalog = catalog_snap.data
     except SnapshotNotFound:
-        catalog_snap, catalog = None, None
-    index = build_lineage_index(manifest_snap.data, catalog)
-    source = {
-        "manifest_version": manifest_snap.version,
-        "catalog_version": catalog_snap.version if catalog_snap else None,
-        **{k: v for k, v in manifest_snap.provenance.source.items() if k in ("dbt_version", "path")},
-    }
-    provenance = writer.publish(LINEAGE_INDEX_ASSET, index, run_id=run_id, source=source)
-    stats = {
-        "nodes": len(index["nodes"]),
-        "edges": sum(len(p) for p in index["parents"].values()),
-        "bytes": len(orjson.dumps(index)),
-    }
-    return provenance, stats
+        catalog_snap = None
+    with gc_paused():
+        manifest = orjson.loads(manifest_snap.file("data.json"))
+        catalog = orjson.loads(catalog_snap.file("data.json")) if catalog_snap else None
+    return _publish_index(
+        writer,
+        manifest,
+        manifest_snap.provenance,
+        catalog,
+        catalog_snap.provenance if catalog_snap else None,
+        run_id,
+    )
 
 
 def publish_target_dir(writer: StoreWriter, target_dir: Path, *, run_id: str | None = None) -> dict[str, str]:
-    """Publish every artifact present in a dbt target directory, then the lineage index."""
+    """Publish every artifact present in a dbt target directory, then the lineage index.
+
+    Each file is read and parsed once: the parsed manifest and catalog feed the index directly.
+    """
     published: dict[str, str] = {}
+    parsed: dict[str, tuple[Provenance, dict[str, Any]]] = {}
     for kind, filename in ARTIFACT_FILES.items():
         path = target_dir / filename
         if path.exists():
-            published[kind] = publish_artifact(writer, kind, path, run_id=run_id).version
-    if "manifest" in published:
-        provenance, _ = publish_lineage_index(writer, StoreReader(writer.root), run_id=run_id)
+            parsed[kind] = _publish_parsed(writer, kind, path, run_id=run_id)
+            published[kind] = parsed[kind][0].version
+    if "manifest" in parsed:
+        manifest_prov, manifest = parsed["manifest"]
+        catalog_prov, catalog = parsed.get("catalog") or (None, None)
+        provenance, _ = _publish_index(writer, manifest, manifest_prov, catalog, catalog_prov, run_id)
         published["lineage_index"] = provenance.version
     return published
