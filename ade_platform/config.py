@@ -78,10 +78,18 @@ class PiiSettings(_Model):
     )
 
 
+class FreshnessTarget(_Model):
+    table: str = Field(description="[database.]schema.table whose freshness Dagster checks.")
+    column: str = Field(description="The DATE/TIMESTAMP column whose newest value dates the table.")
+    warn_after_hours: float | None = Field(None, gt=0)
+    error_after_hours: float = Field(24, gt=0)
+
+
 class DuckDBWarehouse(_Model):
     type: Literal["duckdb"]
     path: Path
     schemas: list[str] = Field(default_factory=list, description="Schemas to snapshot; empty = all.")
+    freshness: list[FreshnessTarget] = Field(default_factory=list)
 
 
 class SnowflakeWarehouse(_Model):
@@ -96,6 +104,7 @@ class SnowflakeWarehouse(_Model):
     host: str | None = None
     port: int | None = None
     protocol: Literal["https", "http"] = "https"
+    freshness: list[FreshnessTarget] = Field(default_factory=list)
 
 
 class BigQueryWarehouse(_Model):
@@ -105,6 +114,7 @@ class BigQueryWarehouse(_Model):
     location: str | None = None
     credentials_path: Path | None = None
     api_endpoint: str | None = None
+    freshness: list[FreshnessTarget] = Field(default_factory=list)
 
 
 Warehouse = Annotated[DuckDBWarehouse | SnowflakeWarehouse | BigQueryWarehouse, Field(discriminator="type")]
@@ -160,6 +170,95 @@ class SnowfakerySettings(_Model):
     )
 
 
+def _spec_key(name: str, camel: str, default: Any, **kw: Any) -> Any:
+    """A field readable by its ade.yaml name or by the snowflake spec's project.yaml (camelCase) name."""
+    from pydantic import AliasChoices
+
+    return Field(default, validation_alias=AliasChoices(name, camel), **kw)
+
+
+class SnowflakeDefaultsSettings(_Model):
+    database: str | None = Field(None, description="Pinned on every call; default: the connection's own.")
+    schema_name: str | None = Field(None, alias="schema")
+    warehouse: str | None = None
+    role: str | None = None
+
+
+class SnowflakeExclusionSettings(_Model):
+    patterns: list[str] = Field(
+        default_factory=list, description="Globs over DB.SCHEMA.OBJECT (see lib/guard/policy.py)."
+    )
+    object_types: list[str] = _spec_key("object_types", "objectTypes", [])
+
+
+class SnowflakeGuardrailSettings(_Model):
+    max_scalar_rows: int = _spec_key("max_scalar_rows", "maxScalarRows", 1000, ge=1, le=100_000)
+    max_stat_rows: int = _spec_key(
+        "max_stat_rows", "maxStatRows", 10_000, ge=1, le=10_000_000,
+        description="Rows of a DATA result counted in the server (past it, counted in Snowflake).",
+    )
+    allow_numeric_aggregates: bool = _spec_key("allow_numeric_aggregates", "allowNumericAggregates", False)
+    allow_filtered_counts: bool = _spec_key("allow_filtered_counts", "allowFilteredCounts", False)
+    allowed_table_functions: list[str] = _spec_key("allowed_table_functions", "allowedTableFunctions", [])
+    variant_sample_size: int = _spec_key("variant_sample_size", "variantSampleSize", 100, ge=1, le=10_000)
+    allow_ddl_with_queries: bool = _spec_key(
+        "allow_ddl_with_queries", "allowDdlWithQueries", False,
+        description="Let execute_ddl run CREATE VIEW/TABLE ... AS SELECT (a view can encode a predicate).",
+    )
+
+    @classmethod
+    def _variant(cls, value: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get("variantAnalysis") or value.get("variant_analysis"), dict):
+            value = dict(value)
+            nested = value.pop("variantAnalysis", None) or value.pop("variant_analysis", None)
+            if "sampleSize" in nested or "sample_size" in nested:
+                value["variant_sample_size"] = nested.get("sampleSize", nested.get("sample_size"))
+        return value
+
+
+class SnowflakeSyncSettings(_Model):
+    target_dir: Path | None = _spec_key(
+        "target_dir", "targetDir", None, description="DDL repository root; default <home>/snowflake/repository."
+    )
+    databases: list[str] = Field(default_factory=list, description="Databases to sync; empty = all visible.")
+    include: list[str] = Field(
+        default_factory=lambda: ["databases", "schemas", "tables", "views"],
+        description="Object kinds the scheduled sync writes (also functions, procedures, stages, tasks).",
+    )
+    schedule_cron: str | None = Field("0 3 * * *", description="Cron of the scheduled sync (off if null).")
+    staleness_interval_seconds: int = Field(3600, ge=60, description="How often the staleness sensor runs.")
+
+
+class SnowflakeSettings(_Model):
+    """The snowflake toolset: the `snow` CLI connection, the metadata-only guardrail, the DDL repository."""
+
+    connection: str | None = Field(None, description="Connection name in the snow config; default: its default.")
+    connections: list[str] = Field(
+        default_factory=list, description="Other connection names a tool call may choose."
+    )
+    config_file: Path | None = _spec_key("config_file", "configFile", None)
+    cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
+    timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
+    project_file: Path | None = Field(None, description="A spec-format project.yaml mapped onto this section.")
+    defaults: SnowflakeDefaultsSettings = Field(default_factory=SnowflakeDefaultsSettings)
+    exclusions: SnowflakeExclusionSettings = Field(default_factory=SnowflakeExclusionSettings)
+    guardrail: SnowflakeGuardrailSettings = Field(default_factory=SnowflakeGuardrailSettings)
+    sync: SnowflakeSyncSettings = Field(default_factory=SnowflakeSyncSettings)
+
+    @field_validator("guardrail", mode="before")
+    @classmethod
+    def _guardrail_nested(cls, value: Any) -> Any:
+        return SnowflakeGuardrailSettings._variant(value)
+
+    @field_validator("exclusions")
+    @classmethod
+    def _patterns_valid(cls, value: SnowflakeExclusionSettings) -> SnowflakeExclusionSettings:
+        from ade_platform.lib.guard import GuardPolicy
+
+        GuardPolicy(exclusion_patterns=tuple(value.patterns))  # raises on a malformed pattern
+        return value
+
+
 class LimitSettings(_Model):
     max_lineage_nodes: int = Field(500, ge=1)
     max_rows: int = Field(1000, ge=1)
@@ -179,6 +278,11 @@ class HttpSettings(_Model):
 
 class McpSettings(_Model):
     toolsets: list[str] = Field(default_factory=lambda: list(TOOLSETS))
+    tool_names: Literal["spec", "portable"] = Field(
+        "spec",
+        description="spec: tool names exactly as the specs write them (some contain dots); portable: dots "
+        "become underscores, for hosts whose model APIs only accept [A-Za-z0-9_-] in tool names.",
+    )
     max_staleness_seconds: float | None = Field(None, gt=0, description="Answers older than this say stale.")
     http: HttpSettings = Field(default_factory=HttpSettings)
 
@@ -205,6 +309,7 @@ class Settings(_Model):
     warehouses: dict[str, Warehouse] = Field(default_factory=dict)
     datasets: DatasetSettings | None = None
     snowfakery: SnowfakerySettings = Field(default_factory=SnowfakerySettings)
+    snowflake: SnowflakeSettings | None = None
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
@@ -258,6 +363,9 @@ _PATH_KEYS = {
     ("snowfakery", "workspace_root"),
     ("snowfakery", "runs_dir"),
     ("snowfakery", "docs_dir"),
+    ("snowflake", "config_file"),
+    ("snowflake", "project_file"),
+    ("snowflake", "sync", "target_dir"),
 }
 
 # The snowfakery spec's environment variables (section 10) override the `snowfakery:` section.
@@ -318,6 +426,13 @@ def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str
     if overrides:
         raw["snowfakery"] = {**(raw.get("snowfakery") or {}), **overrides}
     _resolve_paths(raw, config_path.parent)
+    if raw.get("snowflake") is not None or env.get("SDAIDF_CONFIG_PATH") or env.get("SNOW_CONNECTION"):
+        from ade_platform.lib.snowflake.project import snowflake_section
+
+        try:
+            raw["snowflake"] = snowflake_section(raw.get("snowflake"), env, config_path.parent)
+        except ValueError as exc:
+            raise ConfigError(f"{config_path.name}: snowflake: {exc}") from None
     raw["config_path"] = str(config_path)
     try:
         return Settings.model_validate(raw)

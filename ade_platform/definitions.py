@@ -10,11 +10,11 @@ import os
 import dagster as dg
 
 from ade_platform.config import Settings, load_settings
-from ade_platform.defs.datasets import build_dataset_assets
+from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
 from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
-from ade_platform.defs.warehouse import build_warehouse_assets
+from ade_platform.defs.warehouse import build_warehouse_definitions, sensor_evaluated_checks
 
 METADATA_JOB = "refresh_metadata"
 EVERYTHING_JOB = "build_everything"
@@ -31,21 +31,22 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     dbt_defs = build_dbt_assets(settings)
     assets += dbt_defs
     model_keys = list(dbt_defs[0].keys) if dbt_defs else []
-    assets += build_warehouse_assets(settings, upstream=model_keys)
+    warehouse_defs = build_warehouse_definitions(settings, upstream=model_keys)
 
-    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP)
+    sensor_only = sensor_evaluated_checks(settings)
+    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP) - sensor_only
     refresh_metadata = dg.define_asset_job(
         METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
     )
     build_everything = dg.define_asset_job(
         EVERYTHING_JOB,
-        selection=dg.AssetSelection.all(),
+        selection=dg.AssetSelection.all() - sensor_only,
         description="Generate data, build dbt, snapshot all.",
     )
     resources: dict = {"store": StoreResource(root=settings.store_root, retention=settings.store.retention)}
     if settings.dbt is not None:
         resources["dbt"] = dbt_resource(settings)
-    return dg.Definitions(
+    defs = dg.Definitions(
         assets=assets,
         jobs=[refresh_metadata, build_everything],
         schedules=[
@@ -63,6 +64,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
     )
+    snowflake_defs = []
+    if settings.snowflake is not None:
+        from ade_platform.defs.snowflake import build_snowflake_definitions
+
+        snowflake_defs.append(build_snowflake_definitions(settings))
+    return dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
 
 
 @dg.definitions

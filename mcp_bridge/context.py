@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ade_platform.config import Settings
 from ade_platform.store import Snapshot, StoreReader
+
+if TYPE_CHECKING:
+    from ade_platform.live import LiveRunner
 
 
 @dataclass
@@ -15,10 +19,27 @@ class BridgeContext:
     settings: Settings
     reader: StoreReader
     started_at: float = field(default_factory=time.time)
+    _live: Any = field(default=None, repr=False)
+    _live_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BridgeContext:
         return cls(settings=settings, reader=StoreReader(settings.store_root))
+
+    def live(self) -> LiveRunner:
+        """The one LiveRunner of this bridge, created on the first live call (Dagster loads then)."""
+        with self._live_lock:
+            if self._live is None:
+                from ade_platform.live import LiveRunner
+
+                self._live = LiveRunner(self.settings.dagster_home)
+            return self._live
+
+    def tool_name(self, spec_name: str) -> str:
+        """The published name of a tool: the spec's, or its portable form when configured."""
+        if self.settings.mcp.tool_names == "portable":
+            return spec_name.replace(".", "_")
+        return spec_name
 
     def cached_answer(self, snapshot: Snapshot, body: dict[str, Any]) -> dict[str, Any]:
         """Stamp an answer computed from a store snapshot with where it came from and how old it is."""

@@ -48,6 +48,8 @@ ERROR_CODES: dict[str, str] = {
     "column_not_found": "Check the column name with warehouse_get_schema.",
     "table_not_found": "Check the table name with warehouse_get_schema.",
     "query_timeout": "Narrow the query or raise limits.query_timeout_seconds.",
+    "query_failed": "The warehouse rejected the query; fix it using the detail.",
+    "schema_not_found": "Check the schema name; the detail lists the schemas in the latest snapshot.",
     # dbt Cloud / orchestrator / BI (categories 3-5)
     "no_matching_run": "Check the job or DAG id and the time window.",
     "no_freshness_run": "Run a source freshness step in the job first.",
@@ -61,10 +63,25 @@ ERROR_CODES: dict[str, str] = {
     "PERMISSION_DENIED": "The configured role lacks the privilege.",
     "CLI_NOT_FOUND": "Install snowflake-cli (`snow`) and put it on PATH.",
     "QUERY_CLASSIFIED": "The statement reads data; only metadata and scalar aggregates are returned.",
+    "WRITE_REFUSED": "The statement may change state; only execute_ddl accepts CREATE/ALTER/DROP.",
+    "MULTI_STATEMENT": "Send one statement per call.",
+    "NOT_DDL": "execute_ddl accepts CREATE/ALTER/DROP/UNDROP/COMMENT only; read with execute_sql.",
+    "QUERY_FAILED": "Fix the statement; compilation errors are shown, run-time errors on data are not.",
+    "QUERY_TIMEOUT": "Narrow the statement or raise snowflake.timeout_seconds.",
+    "SNOWFLAKE_NOT_CONFIGURED": "Add a snowflake: section (snow connection name) to ade.yaml.",
     # snowfakery
     "recipe_invalid": "Fix the recipe; errors carry file and line.",
     "run_timeout": "Lower reps/target_number or raise the run timeout.",
     "limit_exceeded": "Lower the requested size or raise the configured limit.",
+    "recipe_not_found": "Recipe paths are relative to the snowfakery workspace root; or pass recipe_text.",
+    "example_not_found": "List examples with snowfakery.list_examples or read snowfakery://examples/list.",
+    "run_not_found": "Run ids come from run_recipe; old runs are pruned (snowfakery.max_runs_kept).",
+    "run_failed": "Fix the recipe at the reported file and line; validate_recipe checks it without running.",
+    "plugin_not_allowed": "Use an allowed plugin (snowfakery.allowed_plugins); org plugins need a Salesforce org.",
+    "sandbox_violation": "Recipes may not touch files outside the workspace, the network or other programs.",
+    "dburl_not_allowed": "Database output is disabled; enable snowfakery.allow_dburl (sqlite in the workspace).",
+    "graphviz_missing": "Install Graphviz (`dot`) for svg/png diagrams, or use format dot.",
+    "output_exists": "Choose another path or pass overwrite: true.",
 }
 
 
@@ -101,9 +118,10 @@ def _describe_validation(exc: BaseException) -> str:
 
 def _is_structured(message: str) -> bool:
     try:
-        return isinstance(json.loads(message), dict) and "error" in json.loads(message)
+        payload = json.loads(message)
     except ValueError:
         return False
+    return isinstance(payload, dict) and "error" in payload
 
 
 def to_tool_error(exc: BaseException, tool: str) -> ToolError:

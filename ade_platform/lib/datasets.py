@@ -18,8 +18,10 @@ from pathlib import Path
 
 import duckdb
 from faker import Faker
-from snowfakery import SnowfakeryApplication, generate_data
+from snowfakery import generate_data
 from snowfakery.api import COUNT_REPS, stopping_criteria_from_target_number
+
+from ade_platform.lib.snowfakery.quiet import QuietApplication
 
 # Snowfakery's CSV writer lists the tables it wrote in this file; it is the only reliable way to
 # tell this run's CSVs from stale ones left in the same folder by an earlier recipe.
@@ -59,29 +61,6 @@ class DatasetRun:
         return sum(self.row_counts.values())
 
 
-class _CollectingApplication(SnowfakeryApplication):
-    """Snowfakery parent application that keeps messages instead of printing them.
-
-    The default one echoes "Created ..." lines to stdout, which would corrupt the stdout of an
-    MCP stdio server and clutter Dagster logs.
-    """
-
-    def __init__(self, stopping_criteria: object | None) -> None:
-        super().__init__(stopping_criteria)
-        self.messages: list[str] = []
-
-    def echo(
-        self,
-        message: object = None,
-        file: object = None,
-        nl: bool = True,
-        err: bool = False,
-        color: object = None,
-    ) -> None:
-        if message is not None:
-            self.messages.append(str(message))
-
-
 def generate_dataset(
     recipe: Path,
     output_dir: Path,
@@ -117,7 +96,7 @@ def generate_dataset(
 
     stop_on = (COUNT_REPS, reps) if reps is not None else target_number
     stopping_criteria = stopping_criteria_from_target_number(stop_on)
-    app = _CollectingApplication(stopping_criteria)
+    app = QuietApplication(stopping_criteria)
 
     output_dir.mkdir(parents=True, exist_ok=True)
     if continuation_out is not None:
@@ -173,8 +152,12 @@ def load_into_duckdb(
     tables: Mapping[str, Path],
     *,
     column_types: Mapping[str, Mapping[str, str]] | None = None,
+    append: bool = False,
 ) -> dict[str, int]:
     """(Re)create `schema.<table>` from each CSV and return the row count of every table.
+
+    With `append`, rows are added to existing tables (matched by column name) instead: that is how
+    runs chained with a continuation file grow a dataset.
 
     Types: `id`/`*_id` become BIGINT, `amount`/`*_amount` DECIMAL(18, 2), timestamps with an
     offset are converted to UTC and stored as naive TIMESTAMP (dbt's freshness check reads a
@@ -198,9 +181,18 @@ def load_into_duckdb(
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            existing = {
+                str(row[0])
+                for row in con.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", [schema]
+                ).fetchall()
+            }
             for name, path in tables.items():
                 select = _typed_select(con, Path(path), overrides.get(name, {}))
-                con.execute(f'CREATE OR REPLACE TABLE "{schema}"."{name}" AS {select}')
+                if append and name in existing:
+                    con.execute(f'INSERT INTO "{schema}"."{name}" BY NAME {select}')
+                else:
+                    con.execute(f'CREATE OR REPLACE TABLE "{schema}"."{name}" AS {select}')
                 row = con.execute(f'SELECT count(*) FROM "{schema}"."{name}"').fetchone()
                 counts[name] = int(row[0]) if row else 0
             con.execute("COMMIT")

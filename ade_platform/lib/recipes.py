@@ -3,39 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import yaml
+from ade_platform.lib.snowfakery.analysis import analyze, table_names
+from ade_platform.lib.snowfakery.policy import RunPolicy
+
+# Recipes in the datasets folder are configured by the operator: every plugin is acceptable here.
+_TRUSTED = RunPolicy(allowed_plugins=("*",), allow_network=True)
 
 
-def recipe_tables(recipe: Path, _seen: set[Path] | None = None) -> list[str]:
-    """Names of the tables a recipe writes (every `object:`/`table:` declaration, includes followed)."""
-    seen = _seen if _seen is not None else set()
+def recipe_tables(recipe: Path) -> list[str]:
+    """Names of the tables a recipe writes (macros and include files followed; hidden `__` objects left out)."""
     recipe = recipe.resolve()
-    if recipe in seen:
-        return []
-    seen.add(recipe)
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            name = node.get("object", node.get("table"))
-            if isinstance(name, str) and name not in found:
-                found.append(name)
-            include = node.get("include_file")
-            if isinstance(include, str):
-                for table in recipe_tables(recipe.parent / include, seen):
-                    if table not in found:
-                        found.append(table)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(yaml.safe_load(recipe.read_text()) or [])
-    return found
+    model = analyze(
+        recipe.read_text(encoding="utf-8"), recipe.name, recipe.parent, Path(recipe.anchor), _TRUSTED
+    )
+    return table_names(model)
 
 
 def recipe_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.recipe.yml")) + sorted(folder.glob("*.recipe.yaml"))
+
+
+def recipe_stem(recipe: Path) -> str:
+    """The recipe's name without `.recipe.yml`: its key in the datasets settings and in asset names."""
+    return recipe.name.split(".")[0]

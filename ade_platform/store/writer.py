@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from ade_platform.store.model import Provenance, StoreError, utc_now_iso
-from ade_platform.store.paths import StoreRoot, open_root
+from ade_platform.store.paths import LocalRoot, StoreRoot, open_root
 
 DATA_FILE = "data.json"
 PROVENANCE_FILE = "provenance.json"
@@ -92,21 +92,20 @@ class StoreWriter:
         doomed = [v for v in versions[: max(0, len(versions) - self.retention)] if v != keep_version]
         for version in doomed:
             self.root.remove_tree(f"{asset}/{VERSIONS_DIR}/{version}")
-        now_ns = time.time_ns()
-        for entry in entries:
-            # Temp folders carry no timestamp in their name; age them by the versions around them instead:
-            # a ".tmp" folder is abandoned once it is older than the stale bound relative to now.
-            if entry.startswith(".") and entry.endswith(".tmp"):
-                self._remove_if_stale(f"{asset}/{VERSIONS_DIR}/{entry}", now_ns)
+        # A ".tmp" folder is what a killed writer leaves behind; once it is older than any write could
+        # take, nobody will finish it. (Object stores have no temp folders: versions appear whole.)
+        if isinstance(self.root, LocalRoot):
+            now_ns = time.time_ns()
+            for entry in entries:
+                if entry.startswith(".") and entry.endswith(".tmp"):
+                    self._remove_if_stale(f"{asset}/{VERSIONS_DIR}/{entry}", now_ns)
         return doomed
 
     def _remove_if_stale(self, rel: str, now_ns: int) -> None:
-        from ade_platform.store.paths import LocalRoot
-
-        if isinstance(self.root, LocalRoot):
-            try:
-                mtime = os.stat(self.root.path / rel).st_mtime_ns
-            except FileNotFoundError:
-                return
-            if now_ns - mtime > _STALE_TMP_SECONDS * 1_000_000_000:
-                self.root.remove_tree(rel)
+        assert isinstance(self.root, LocalRoot)
+        try:
+            mtime = os.stat(self.root.path / rel).st_mtime_ns
+        except FileNotFoundError:
+            return
+        if now_ns - mtime > _STALE_TMP_SECONDS * 1_000_000_000:
+            self.root.remove_tree(rel)

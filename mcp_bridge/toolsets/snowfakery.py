@@ -1,15 +1,403 @@
-"""snowfakery: Author, validate and run Snowfakery recipes safely.
+"""snowfakery: author, validate and run Snowfakery recipes safely (the snowfakery spec, server `snowfakery`).
 
-The tools arrive with this toolset's issue; until then the sub-server is mounted with no tools.
+Resource-forward: the language guide, examples and recipe JSON schema are resources, and every run's
+artifacts become `snowfakery://runs/<run_id>/...` resources (see snowfakery_resources.py); prompts are in
+snowfakery_prompts.py. Tools take `recipe_path` (relative to the workspace root, or an example URI
+`snowfakery://examples/<name>`) or `recipe_text`. Recipes never run in this process: a sandboxed child
+runs them with a timeout, output caps, no network and no environment. `run_recipe` is a live, audited
+Dagster run. Tool names are the spec's, prefixed `snowfakery.`.
 """
 
 from __future__ import annotations
 
-from fastmcp import FastMCP
+from typing import Annotated, Any, Literal
 
+from fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import new_toolset
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+from mcp_bridge.toolsets.snowfakery_service import ServiceHolder, failures
+
+SANDBOXED = ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False
+)
+WRITES_WORKSPACE = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
+)
+OutputFormat = Literal["txt", "json", "csv", "sql", "dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
+DiagramFormat = Literal["dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
+OptionValue = str | int | float | bool
+
+RecipePath = Annotated[
+    str | None,
+    Field(
+        max_length=1000,
+        description="Recipe file relative to the workspace root, or an example URI snowfakery://examples/<name>. "
+        "Give this or recipe_text.",
+    ),
+]
+RecipeText = Annotated[
+    str | None,
+    Field(
+        description="Recipe YAML text; relative include_file and dataset paths resolve from the workspace root."
+    ),
+]
+Options = Annotated[
+    dict[str, OptionValue] | None, Field(description="Recipe options, like --option name value.")
+]
+PluginOptions = Annotated[
+    dict[str, OptionValue] | None, Field(description="Plugin options, like --plugin-option name value.")
+]
+Reps = Annotated[
+    int | None, Field(ge=1, description="Repeat the recipe this many times (exclusive with target_number).")
+]
+
+
+class TargetNumber(BaseModel):
+    """Run until `table` holds at least `count` rows."""
+
+    table: str = Field(min_length=1, max_length=256, description="Table (object) name or nickname.")
+    count: int = Field(ge=1, description="Rows wanted in that table.")
+
+
+TargetArg = Annotated[TargetNumber | None, Field(description="Stopping criterion (exclusive with reps).")]
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("snowfakery", "Author, validate and run Snowfakery recipes safely.")
+    from mcp_bridge.toolsets import snowfakery_prompts, snowfakery_resources
+
+    server = new_toolset(
+        "snowfakery",
+        "Author, validate and run Snowfakery recipes. Read snowfakery://schema/recipe-jsonschema, "
+        "snowfakery://docs/index and an example first; validate with snowfakery.validate_recipe; run a "
+        "small sample (reps: 1) with snowfakery.run_recipe; large outputs are snowfakery://runs/<id>/... "
+        "resources. Errors carry kind, filename and line.",
+    )
+    services = ServiceHolder(ctx.settings)
+
+    @server.tool(name=ctx.tool_name("snowfakery.list_capabilities"), annotations=READ_ONLY)
+    def list_capabilities() -> dict[str, Any]:
+        """Snowfakery version, supported output formats, language features and this server's limits.
+
+        Limits: max_reps, max_target_count, max_rows, timeout_seconds, output caps; whether database
+        URLs and network access are allowed; the plugin allow-list; where docs/examples/schema come from.
+        """
+        with failures(services):
+            return services.get().capabilities()
+
+    @server.tool(name=ctx.tool_name("snowfakery.list_examples"), annotations=READ_ONLY)
+    def list_examples(
+        prefix: Annotated[
+            str | None, Field(max_length=200, description="Only names starting with this.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Example recipes (one per language feature, or the configured docs folder's examples).
+
+        Each has a name, a short description from its first comment block, and its resource URI.
+        """
+        with failures(services):
+            service = services.get()
+            examples = service.content.examples(prefix)
+            return {
+                "examples": [
+                    {"name": e.name, "description": e.description, "uri": f"snowfakery://examples/{e.name}"}
+                    for e in examples
+                ],
+                "count": len(examples),
+                "source": service.content.source("examples"),
+            }
+
+    @server.tool(name=ctx.tool_name("snowfakery.get_example"), annotations=READ_ONLY)
+    def get_example(
+        name: Annotated[
+            str, Field(min_length=1, max_length=300, description="Example name from list_examples.")
+        ],
+    ) -> dict[str, Any]:
+        """The text of one example recipe, with where it comes from.
+
+        Run it as is with run_recipe(recipe_path="snowfakery://examples/<name>") so that its include
+        files and datasets resolve.
+        """
+        with failures(services):
+            service = services.get()
+            example = service.content.example(name)
+            if example is None:
+                raise SnowfakeryError("example_not_found", f"no example named {name!r}")
+            return {
+                "name": example.name,
+                "description": example.description,
+                "recipe_text": example.path.read_text(encoding="utf-8"),
+                "uri": f"snowfakery://examples/{example.name}",
+                "provenance": {
+                    "source": service.content.source("examples"),
+                    "path": f"examples/{example.relative}",
+                },
+            }
+
+    @server.tool(name=ctx.tool_name("snowfakery.get_schema"), annotations=READ_ONLY)
+    def get_schema() -> dict[str, Any]:
+        """The recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
+        with failures(services):
+            service = services.get()
+            return {
+                "schema": service.content.schema,
+                "uri": "snowfakery://schema/recipe-jsonschema",
+                "source": service.content.source("schema"),
+            }
+
+    @server.tool(name=ctx.tool_name("snowfakery.search_docs"), annotations=READ_ONLY)
+    def search_docs(
+        query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
+        limit: Annotated[int, Field(ge=1, le=20, description="Most results to return.")] = 5,
+    ) -> dict[str, Any]:
+        """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI."""
+        with failures(services):
+            results = services.get().content.search(query, limit)
+            return {"query": query, "results": results, "count": len(results)}
+
+    @server.tool(name=ctx.tool_name("snowfakery.validate_recipe"), annotations=SANDBOXED)
+    def validate_recipe(
+        recipe_path: RecipePath = None,
+        recipe_text: RecipeText = None,
+        strict_mode: Annotated[
+            bool,
+            Field(description="Run Snowfakery's semantic validator (CLI --strict-mode); false: parse only."),
+        ] = True,
+        schema_validate: Annotated[
+            bool, Field(description="Also check the JSON schema (findings are warnings).")
+        ] = True,
+        options: Options = None,
+        plugin_options: PluginOptions = None,
+    ) -> dict[str, Any]:
+        """Validate a recipe without generating data (parity with `snowfakery --validate-only --strict-mode`).
+
+        Returns valid, errors [{kind, message, filename, line}] and warnings. Also reports recipes the
+        server refuses to run (plugins outside the allow-list, features that need a Salesforce org).
+        """
+        with failures(services):
+            service = services.get()
+            source = service.source(recipe_path, recipe_text)
+            return service.validate(
+                source,
+                strict_mode=strict_mode,
+                schema_validate=schema_validate,
+                options=options,
+                plugin_options=plugin_options,
+            )
+
+    @server.tool(name=ctx.tool_name("snowfakery.analyze_recipe"), annotations=READ_ONLY)
+    def analyze_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> dict[str, Any]:
+        """What a recipe will generate, from its YAML alone (nothing runs).
+
+        tables (fields, nicknames, counts, parents), relationships (reference, random_reference, friend,
+        inline_object), uses_random_reference, options_declared, plugins_declared (allowed or not),
+        macros, includes and estimated_risk flags (very_high_count, multiplying_counts, dynamic_count,
+        dataset_sized, include problems), each with filename and line.
+        """
+        with failures(services):
+            service = services.get()
+            return service.analyze(service.source(recipe_path, recipe_text))
+
+    @server.tool(name=ctx.tool_name("snowfakery.run_recipe"), annotations=WRITES_WORKSPACE)
+    def run_recipe(
+        recipe_path: RecipePath = None,
+        recipe_text: RecipeText = None,
+        options: Options = None,
+        plugin_options: PluginOptions = None,
+        reps: Reps = None,
+        target_number: TargetArg = None,
+        output_format: Annotated[
+            OutputFormat, Field(description="Output format; csv writes a folder.")
+        ] = "txt",
+        capture_output: Annotated[
+            bool, Field(description="Return the output inline (capped; the full output is a resource).")
+        ] = True,
+        output_file_path: Annotated[
+            str | None, Field(max_length=1000, description="Also copy the output to this workspace file.")
+        ] = None,
+        output_folder_path: Annotated[
+            str | None,
+            Field(max_length=1000, description="csv only: copy the CSV files to this workspace folder."),
+        ] = None,
+        continuation_file_path: Annotated[
+            str | None,
+            Field(
+                max_length=1000,
+                description="Continue from this continuation file (workspace path or snowfakery://runs/<id>/continuation.yml).",
+            ),
+        ] = None,
+        generate_continuation_file_path: Annotated[
+            str | None,
+            Field(max_length=1000, description="Write a continuation file to this workspace path."),
+        ] = None,
+        generate_continuation: Annotated[
+            bool, Field(description="Keep a continuation file as the run resource continuation.yml.")
+        ] = False,
+        validate_only: Annotated[bool, Field(description="Only validate (same as validate_recipe).")] = False,
+        strict_mode: Annotated[
+            bool, Field(description="Validate before generating (CLI --strict-mode).")
+        ] = True,
+        seed: Annotated[int | None, Field(description="Seed for reproducible random values.")] = None,
+        dburl: Annotated[
+            str | None,
+            Field(
+                max_length=2000, description="Write to a database URL (disabled unless the server allows it)."
+            ),
+        ] = None,
+        overwrite: Annotated[bool, Field(description="Replace existing workspace files.")] = False,
+        timeout_seconds: Annotated[
+            float | None, Field(gt=0, description="Stop the run earlier than the server's timeout.")
+        ] = None,
+        cause: Annotated[
+            str | None, Field(max_length=500, description="Why this run is needed (kept in the audit trail).")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Run a recipe in the sandbox and capture its output (a live, audited Dagster run).
+
+        Returns run_id, summary (row_counts per table, reps, tables, dependencies), stdout_text (capped,
+        with truncated), messages, warnings and resources (snowfakery://runs/<run_id>/...). Files asked
+        for in the workspace are written only after the run succeeded. Limits: reps <= max_reps,
+        target_number.count <= max_target_count, rows, file size and time are capped.
+        """
+        from ade_platform.lib.snowfakery.runs import RunParams, prepare_run
+        from ade_platform.lib.snowfakery.runs import run_recipe as execute
+
+        with failures(services):
+            service = services.get()
+            source = service.source(recipe_path, recipe_text)
+            if validate_only:
+                verdict = service.validate(source, options=options, plugin_options=plugin_options)
+                return {"run_id": None, "validate_only": True, **verdict}
+            params = RunParams(
+                reps=reps,
+                target_table=target_number.table if target_number else None,
+                target_count=target_number.count if target_number else None,
+                options=dict(options or {}),
+                plugin_options=dict(plugin_options or {}),
+                output_format=output_format,
+                capture_output=capture_output,
+                output_file_path=output_file_path,
+                output_folder_path=output_folder_path,
+                continuation_file_path=continuation_file_path,
+                generate_continuation_file_path=generate_continuation_file_path,
+                generate_continuation=generate_continuation,
+                strict_mode=strict_mode,
+                seed=seed,
+                dburl=dburl,
+                overwrite=overwrite,
+                timeout_seconds=timeout_seconds,
+            )
+            audit = {
+                "recipe": source.display,
+                "recipe_text": recipe_text[:500] if recipe_text else None,
+                "options": options,
+                "reps": reps,
+                "target_number": target_number.model_dump() if target_number else None,
+                "output_format": output_format,
+                "output_file_path": output_file_path,
+                "output_folder_path": output_folder_path,
+                "dburl": "***" if dburl else None,
+            }
+            plan = prepare_run(service, source, params)  # refused requests never start a run
+            live = ctx.live().run(
+                "snowfakery.run_recipe",
+                lambda: execute(service, source, params, plan),
+                arguments=audit,
+                cause=cause,
+            )
+            return {**live.value, "provenance": live.stamp()}
+
+    @server.tool(name=ctx.tool_name("snowfakery.render_diagram"), annotations=SANDBOXED)
+    def render_diagram(
+        recipe_path: RecipePath = None,
+        recipe_text: RecipeText = None,
+        format: Annotated[
+            DiagramFormat, Field(description="dot (always), or svg/png/... (need Graphviz).")
+        ] = "dot",
+        options: Options = None,
+        plugin_options: PluginOptions = None,
+        reps: Reps = None,
+    ) -> dict[str, Any]:
+        """Render the rows of a small run as a Graphviz diagram and return its resource URI.
+
+        dot and svg come back inline too (capped). svg/png/... need Graphviz's `dot` on the server
+        (error graphviz_missing otherwise).
+        """
+        from ade_platform.lib.snowfakery.runs import RunParams
+        from ade_platform.lib.snowfakery.runs import run_recipe as execute
+
+        with failures(services):
+            service = services.get()
+            source = service.source(recipe_path, recipe_text)
+            params = RunParams(
+                reps=reps,
+                options=dict(options or {}),
+                plugin_options=dict(plugin_options or {}),
+                output_format=format,
+            )
+            answer = execute(service, source, params)
+            uri = f"snowfakery://runs/{answer['run_id']}/diagram.{format}"
+            return {
+                "run_id": answer["run_id"],
+                "format": format,
+                "diagram_uri": uri,
+                "diagram_text": answer.get("stdout_text"),
+                "truncated": answer.get("truncated", False),
+                "summary": answer["summary"],
+                "resources": answer["resources"],
+            }
+
+    @server.tool(name=ctx.tool_name("snowfakery.generate_mapping"), annotations=SANDBOXED)
+    def generate_mapping(
+        recipe_path: RecipePath = None,
+        recipe_text: RecipeText = None,
+        load_declarations_paths: Annotated[
+            list[str] | None, Field(description="Workspace paths of CumulusCI load declaration files.")
+        ] = None,
+        options: Options = None,
+        plugin_options: PluginOptions = None,
+    ) -> dict[str, Any]:
+        """A CumulusCI mapping file for a recipe (like --generate-cci-mapping-file): one run, one repetition.
+
+        Returns mapping_yaml (capped, with truncated) and mapping_uri, the full file as a resource.
+        """
+        from ade_platform.lib.snowfakery.runs import RunParams
+        from ade_platform.lib.snowfakery.runs import run_recipe as execute
+
+        with failures(services):
+            service = services.get()
+            source = service.source(recipe_path, recipe_text)
+            params = RunParams(
+                reps=1,
+                options=dict(options or {}),
+                plugin_options=dict(plugin_options or {}),
+                capture_output=False,
+                generate_mapping=True,
+                load_declarations_paths=tuple(load_declarations_paths or ()),
+            )
+            answer = execute(service, source, params)
+            return {
+                "run_id": answer["run_id"],
+                "mapping_yaml": answer.get("mapping_yaml", ""),
+                "truncated": answer.get("mapping_truncated", False),
+                "mapping_uri": f"snowfakery://runs/{answer['run_id']}/mapping.yml",
+                "tables": sorted(answer["summary"]["tables"]),
+                "resources": answer["resources"],
+            }
+
+    @server.tool(name=ctx.tool_name("snowfakery.format_recipe"), annotations=READ_ONLY)
+    def format_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> dict[str, Any]:
+        """Re-indent a recipe in one stable style, keeping comments; the data it describes never changes.
+
+        Returns formatted_text and changed (nothing is written; notes say why a recipe was left as is).
+        """
+        with failures(services):
+            service = services.get()
+            return service.format(service.source(recipe_path, recipe_text))
+
+    snowfakery_resources.register(server, services)
+    snowfakery_prompts.register(server)
+    return server

@@ -231,3 +231,17 @@ def test_writer_killed_mid_write_leaves_previous_version_readable(tmp_path: Path
     after = StoreWriter(tmp_path).publish("victim", {"v": 3})
     assert reader.latest("victim").version == after.version
     assert os.path.isdir(tmp_path / "victim" / "versions" / good.version)
+
+
+def test_abandoned_temp_folders_are_swept_after_the_stale_bound(tmp_path: Path) -> None:
+    writer = StoreWriter(tmp_path)
+    writer.publish("a", {"i": 1})
+    versions = tmp_path / "a" / "versions"
+    fresh = versions / ".fresh.tmp"
+    old = versions / ".old.tmp"
+    fresh.mkdir()
+    old.mkdir()
+    os.utime(old, (1, 1))
+    writer.publish("a", {"i": 2})
+    assert fresh.exists(), "a temp folder young enough to belong to a live writer must stay"
+    assert not old.exists()

@@ -30,7 +30,10 @@ DOC_ALIASES = {
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _WORD = re.compile(r"[a-z0-9_]+")
-_STOP = frozenset("a an and are as at be by for from how i in is it of on or the to what with".split())
+_STOP = frozenset(
+    {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it", "of"}
+    | {"on", "or", "the", "to", "what", "with"}
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class ContentLibrary:
         titles = [Counter(_WORD.findall(" ".join(s.headings).lower())) for s in sections]
         avg = sum(sum(d.values()) for d in docs) / max(len(docs), 1)
         scored = []
-        for i, (section, words) in enumerate(zip(sections, docs, strict=True)):
+        for i, words in enumerate(docs):
             length = sum(words.values()) or 1
             score = 0.0
             for term in set(terms):

@@ -26,7 +26,9 @@ NETWORK_EVENTS = frozenset(
         "http.client.connect",
     }
 )
-EXEC_EVENTS = frozenset({"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn"})
+EXEC_EVENTS = frozenset(
+    {"subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "pty.spawn"}
+)
 PROCESS_EVENTS = frozenset({"os.fork", "os.forkpty", "os.kill", "os.killpg", "signal.pthread_kill"})
 WRITE_EVENTS = frozenset(
     {
@@ -100,7 +102,9 @@ def install(
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     python_roots = tuple(os.path.realpath(p) for p in prefixes)
     code_roots = tuple(
-        os.path.realpath(p) for p in sys.path if p and os.path.isdir(p) and not _under(os.path.realpath(p), python_roots)
+        os.path.realpath(p)
+        for p in sys.path
+        if p and os.path.isdir(p) and not _under(os.path.realpath(p), python_roots)
     )
     executables = frozenset(allow_exec)
 

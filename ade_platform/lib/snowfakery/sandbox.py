@@ -10,11 +10,14 @@ POSIX only (fork, sessions, rlimits).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +27,7 @@ from typing import Any
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from ade_platform.lib.snowfakery.worker import REQUEST, RESULT
 
+log = logging.getLogger("ade.snowfakery")
 _START_TIMEOUT = 120.0
 _ENV_KEEP = ("PATH", "TZ", "LANG", "LC_ALL", "SYSTEMROOT")
 
@@ -41,37 +45,46 @@ class _Zygote:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
+        self._owner = 0  # the pid that started it: a forked copy of the server must start its own
+
+    def _usable(self) -> bool:
+        return self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None
 
     def _start(self) -> subprocess.Popen[str]:
         package_parent = str(Path(__file__).resolve().parents[3])
         env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
         program = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from ade_platform.lib.snowfakery.zygote import main; main()"
         )
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", program, package_parent],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=os.path.abspath(os.sep),
-            text=True,
-            bufsize=1,
-            start_new_session=True,
-            close_fds=True,
-        )
-        ready = _read_line(proc, _START_TIMEOUT)
-        if not ready or "ready" not in ready:
-            proc.kill()
-            raise SnowfakeryError("internal_error", "the snowfakery sandbox could not start")
+        # stderr goes to an unnamed file, read only to explain a failed start (the zygote keeps its handle)
+        with tempfile.TemporaryFile() as errors:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", program, package_parent],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=env,
+                cwd=os.path.abspath(os.sep),
+                text=True,
+                bufsize=1,
+                start_new_session=True,
+                close_fds=True,
+            )
+            ready = _read_line(proc, _START_TIMEOUT)
+            if not ready or "ready" not in ready:
+                proc.kill()
+                errors.seek(0)
+                detail = errors.read()[-2000:].decode(errors="replace")
+                log.error("the snowfakery sandbox could not start: %s", detail)
+                raise SnowfakeryError("internal_error", "the snowfakery sandbox could not start")
+        self._owner = os.getpid()
         return proc
 
     def fork(self, request_path: Path) -> int:
         with self._lock:
             for attempt in (1, 2):
-                if self._proc is None or self._proc.poll() is not None:
+                if not self._usable():
                     self._proc = self._start()
                 try:
                     assert self._proc.stdin is not None
@@ -89,11 +102,11 @@ class _Zygote:
 
     def warm(self) -> None:
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
+            if not self._usable():
                 self._proc = self._start()
 
     def stop_locked(self) -> None:
-        if self._proc is not None:
+        if self._proc is not None and self._owner == os.getpid():
             if self._proc.poll() is None:
                 self._proc.kill()
             self._proc.wait(timeout=10)
@@ -143,10 +156,8 @@ def alive(pid: int) -> bool:
 def kill_group(pid: int) -> None:
     """SIGKILL the child's process group (it leads its own session) and wait until it is gone."""
     for sender in (os.killpg, os.kill):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             sender(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     deadline = time.monotonic() + 10
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.01)

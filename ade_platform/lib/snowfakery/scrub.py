@@ -59,13 +59,18 @@ class Scrubber:
                 return f"{label}/{rel}" if label else rel
         return "<path>"
 
+    def secrets(self, value: str) -> str:
+        """Only the secrets replaced: for generated data, where path-like values are data."""
+        for secret in self._secrets:
+            if secret in value:
+                value = value.replace(secret, "***")
+        return value
+
     def text(self, value: str | None) -> str:
+        """Secrets, credentials in URLs and foreign paths replaced: for messages and errors."""
         if not value:
             return value or ""
-        out = value
-        for secret in self._secrets:
-            out = out.replace(secret, "***")
-        out = _URL_CREDENTIALS.sub(r"\1***@", out)
+        out = _URL_CREDENTIALS.sub(r"\1***@", self.secrets(value))
         return _ABS_PATH.sub(lambda m: self.path(m.group(0)) or "<path>", out)
 
     def lines(self, values: Iterable[str]) -> list[str]:

@@ -29,6 +29,7 @@ STDIO_LOG = "_stdio.log"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _MAX_ERRORS = 50
 _MAX_MESSAGE = 2000
+_FILE_LIMIT: list[bool] = []  # set by the SIGXFSZ handler
 
 
 class RowLimitReached(BaseException):
@@ -53,6 +54,10 @@ def run_job(request_path: str) -> None:
         result = _execute(request)
     except BaseException as exc:  # every failure becomes a structured result
         result = {"ok": False, "errors": describe(exc)}
+        if _FILE_LIMIT or _file_limit_reached(run_dir, int(request["limits"]["max_output_bytes"])):
+            # the failing write may surface as anything (SQLite says "disk I/O error"): name the cause
+            limit = _error("LimitExceeded", "an output file reached snowfakery.max_output_bytes")
+            result["errors"] = [limit, *result["errors"]]
     from ade_platform.lib.snowfakery import guard
 
     refused = [_error("SandboxViolation", m) for m in dict.fromkeys(guard.VIOLATIONS)][:5]
@@ -81,7 +86,8 @@ def _isolate(run_dir: Path, request: dict[str, Any]) -> None:
     os.environ.update({"PATH": path, "TMPDIR": str(tmp), "HOME": str(tmp), "LANG": "C.UTF-8"})
     tempfile.tempdir = str(tmp)
     fsize = int(limits["max_output_bytes"])
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversize writes fail with EFBIG instead of killing
+    # oversize writes fail with EFBIG instead of killing the run; the handler remembers that they did
+    signal.signal(signal.SIGXFSZ, lambda *_: _FILE_LIMIT.append(True))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     if limits.get("max_memory_mb"):
         memory = int(limits["max_memory_mb"]) * 1024 * 1024
@@ -99,6 +105,17 @@ def _isolate(run_dir: Path, request: dict[str, Any]) -> None:
     )
 
 
+def _file_limit_reached(run_dir: Path, limit: int) -> bool:
+    for folder, _, files in os.walk(run_dir):
+        for name in files:
+            try:
+                if os.path.getsize(os.path.join(folder, name)) >= limit:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def _graphviz_formats() -> tuple[str, ...]:
     from ade_platform.lib.snowfakery.policy import GRAPHVIZ_FORMATS
 
@@ -108,6 +125,8 @@ def _graphviz_formats() -> tuple[str, ...]:
 def _execute(request: dict[str, Any]) -> dict[str, Any]:
     from faker import Faker
     from snowfakery.api import COUNT_REPS, generate_data, stopping_criteria_from_target_number
+
+    from ade_platform.lib.snowfakery.quiet import QuietApplication
 
     _enforce_plugin_policy(request)
     counts = _count_rows(int(request["limits"]["max_rows"]))
@@ -125,7 +144,7 @@ def _execute(request: dict[str, Any]) -> dict[str, Any]:
         target = tuple(request["target_number"]) if request.get("target_number") else None
         if request.get("reps"):
             target = (COUNT_REPS, int(request["reps"]))
-        app = _application(stopping_criteria_from_target_number(target))
+        app = QuietApplication(stopping_criteria_from_target_number(target))
         kwargs: dict[str, Any] = {
             "parent_application": app,
             "user_options": request.get("options") or {},
@@ -194,28 +213,6 @@ def _add_outputs(kwargs: dict[str, Any], request: dict[str, Any]) -> None:
         kwargs["load_declarations"] = [Path(p) for p in request.get("load_declarations") or []]
 
 
-def _application(stopping_criteria: Any) -> Any:
-    from snowfakery.api import SnowfakeryApplication
-
-    class CollectingApplication(SnowfakeryApplication):
-        """Keeps Snowfakery's messages (it would print "Created ..." lines) and the last ids per table."""
-
-        def __init__(self, criteria: Any) -> None:
-            super().__init__(criteria)
-            self.messages: list[str] = []
-            self.last_ids: dict[str, int] = {}
-
-        def echo(self, message: Any = None, file: Any = None, nl: bool = True, err: bool = False, color: Any = None):
-            if message is not None:
-                self.messages.append(str(message))
-
-        def check_if_finished(self, id_manager: Any) -> bool:
-            self.last_ids = dict(id_manager.last_used_ids)
-            return super().check_if_finished(id_manager)
-
-    return CollectingApplication(stopping_criteria)
-
-
 def _count_rows(max_rows: int) -> Counter[str]:
     """Count rows per table as they are written, and stop the run past `max_rows`."""
     from snowfakery.output_streams import MultiplexOutputStream, OutputStream
@@ -228,7 +225,9 @@ def _count_rows(max_rows: int) -> Counter[str]:
             if depth[0] == 0:
                 counts[tablename] += 1
                 if sum(counts.values()) > max_rows:
-                    raise RowLimitReached(f"the run would write more than {max_rows} rows (snowfakery.max_rows)")
+                    raise RowLimitReached(
+                        f"the run would write more than {max_rows} rows (snowfakery.max_rows)"
+                    )
             depth[0] += 1
             try:
                 original(self, tablename, row)
@@ -258,7 +257,9 @@ def _enforce_plugin_policy(request: dict[str, Any]) -> None:
         for name, line in specs:
             problem = policy.plugin_problem(name)
             if problem:
-                raise DataGenImportError(problem[1], getattr(line, "filename", None), getattr(line, "line_num", None))
+                raise DataGenImportError(
+                    problem[1], getattr(line, "filename", None), getattr(line, "line_num", None)
+                )
         return original(specs, *args, **kwargs)
 
     parser.resolve_plugins = resolve_plugins
@@ -292,7 +293,12 @@ def describe(exc: BaseException) -> list[dict[str, Any]]:
 
 def _error(kind: str, message: Any, filename: Any = None, line: Any = None) -> dict[str, Any]:
     text = _ANSI.sub("", str(message))[:_MAX_MESSAGE]
-    return {"kind": kind, "message": text, "filename": filename, "line": line if isinstance(line, int) else None}
+    return {
+        "kind": kind,
+        "message": text,
+        "filename": filename,
+        "line": line if isinstance(line, int) else None,
+    }
 
 
 def _where(item: Any, kind: str) -> dict[str, Any]:

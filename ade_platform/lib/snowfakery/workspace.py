@@ -85,11 +85,14 @@ class Workspace:
     def manifest(self, run_id: str) -> dict[str, Any]:
         return json.loads((self.run_dir(run_id) / MANIFEST).read_text())
 
-    def prune(self, keep: int) -> list[str]:
-        """Delete the oldest finished runs beyond `keep`; returns the deleted run ids."""
+    def prune(self, keep: int, abandoned_after: float = 86_400) -> list[str]:
+        """Delete the oldest finished runs beyond `keep`, and unfinished folders older than a day
+        (left by a server that stopped mid-run); returns the deleted run ids."""
         runs = sorted(p for p in self.runs_dir.iterdir() if p.is_dir() and RUN_ID.match(p.name))
         finished = [p for p in runs if (p / MANIFEST).is_file()]
         doomed = finished[: max(len(finished) - keep, 0)]
+        cutoff = time.time() - abandoned_after
+        doomed += [p for p in runs if p not in finished and p.stat().st_mtime < cutoff]
         for folder in doomed:
             shutil.rmtree(folder, ignore_errors=True)
         return [p.name for p in doomed]

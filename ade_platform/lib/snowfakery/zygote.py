@@ -23,7 +23,7 @@ def _preload() -> None:
     import snowfakery.output_streams
     import snowfakery.standard_plugins.datasets  # noqa: F401
 
-    from ade_platform.lib.snowfakery import worker  # noqa: F401
+    from ade_platform.lib.snowfakery import quiet, worker  # noqa: F401
 
     faker.Faker().name()  # loads the default locale's providers once, for every child
 

@@ -1,0 +1,91 @@
+"""How the snowfakery toolset gets its SnowfakeryService (built from settings on first use) and maps the
+library's errors to the platform's structured tool errors."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import BaseModel
+
+from ade_platform.config import Settings
+from ade_platform.lib.snowfakery.errors import SnowfakeryError
+from mcp_bridge.errors import ToolFailure
+
+
+class ServiceHolder:
+    """Builds the SnowfakeryService on first use (so building the server creates no folder)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._service: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        with self._lock:
+            if self._service is None:
+                self._service = service_from_settings(self.settings)
+            return self._service
+
+    def scrub(self, text: str) -> str:
+        service = self._service
+        return service.scrubber.text(text) if service is not None else text
+
+
+def service_from_settings(settings: Settings) -> Any:
+    from ade_platform.lib.snowfakery.content import ContentLibrary
+    from ade_platform.lib.snowfakery.policy import RunPolicy
+    from ade_platform.lib.snowfakery.service import SnowfakeryService
+    from ade_platform.lib.snowfakery.workspace import Workspace
+
+    cfg = settings.snowfakery
+    workspace = Workspace.create(
+        cfg.workspace_root or settings.home / "snowfakery", cfg.runs_dir or settings.home / "snowfakery-runs"
+    )
+    policy = RunPolicy(
+        timeout_seconds=cfg.timeout_seconds,
+        max_reps=cfg.max_reps,
+        max_target_count=cfg.max_target_count,
+        max_rows=cfg.max_rows,
+        max_output_bytes=cfg.max_output_bytes,
+        max_inline_chars=cfg.max_inline_chars,
+        max_recipe_bytes=cfg.max_recipe_bytes,
+        max_memory_mb=cfg.max_memory_mb,
+        max_runs_kept=cfg.max_runs_kept,
+        allow_dburl=cfg.allow_dburl,
+        allow_network=cfg.allow_network,
+        allowed_plugins=tuple(cfg.allowed_plugins),
+    )
+    return SnowfakeryService(workspace, policy, ContentLibrary(cfg.docs_dir), secrets=_secrets(settings))
+
+
+def _secrets(settings: Settings) -> list[str]:
+    """Every SecretStr value in the settings: never echoed, whatever a recipe prints."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if hasattr(value, "get_secret_value"):
+            found.append(value.get_secret_value())
+        elif isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                walk(getattr(value, name))
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+
+    walk(settings)
+    return [s for s in found if s]
+
+
+@contextmanager
+def failures(services: ServiceHolder) -> Iterator[None]:
+    """SnowfakeryError -> the platform's structured ToolFailure (detail scrubbed, extras kept)."""
+    try:
+        yield
+    except SnowfakeryError as exc:
+        raise ToolFailure(exc.code, services.scrub(exc.detail), exc.hint, **exc.extra) from None
