@@ -47,6 +47,55 @@ def demo_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings
         os.environ["DAGSTER_HOME"] = previous
 
 
+@pytest.fixture(scope="session")
+def fakesnow_server() -> Iterator[dict[str, object]]:
+    """A fakesnow server (Snowflake's HTTP protocol) on loopback in its own process: connect with
+    host/port below, protocol="http", any account/user/password. Its databases are shared in memory,
+    so each test uses database names of its own."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fakesnow", "-s", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            pytest.fail("fakesnow server exited on start-up")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("fakesnow server did not start within 60 s")
+            time.sleep(0.2)
+    yield {"host": "127.0.0.1", "port": port, "protocol": "http"}
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def snowflake_stack(tmp_path_factory: pytest.TempPathFactory):
+    """fakesnow on loopback + a snow CLI connection to it (tests/fakes/snowflake_stack.py); skips without `snow`."""
+    from tests.fakes.snowflake_stack import snow_cli, start_stack
+
+    if snow_cli() is None:
+        pytest.skip("the snow CLI is not installed (`make setup` puts it in .tools/bin)")
+    with start_stack(tmp_path_factory.mktemp("snowflake")) as stack:
+        yield stack
+
+
 def corpus_set_dirs() -> list[Path]:
     root = CORPUS / "dbt-artifacts"
     if not root.is_dir():

@@ -17,6 +17,7 @@ from ade_platform.lib.warehouse.schema import ColumnRow, build_snapshot
 
 HISTORY_TEXT_CHARS = 500
 _QUOTED = re.compile(r"'([^']*)'")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?/(?:[\w.\-]+/)+[\w.\-]*")
 
 
@@ -75,6 +76,22 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
+def unique_columns(columns: Sequence[str]) -> list[str]:
+    """Column names made unique (`a`, `a_2`, ...) so every value of a row survives as a dict."""
+    seen: dict[str, int] = {}
+    result = []
+    for name in columns:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        result.append(name if count == 1 else f"{name}_{count}")
+    return result
+
+
+def to_dicts(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    names = unique_columns(columns)
+    return [dict(zip(names, map(jsonable, row), strict=False)) for row in rows]
+
+
 def safe_message(message: str, sql: str | None = None) -> str:
     """A warehouse error message fit for an agent: first line, no paths, no data values.
 
@@ -82,11 +99,12 @@ def safe_message(message: str, sql: str | None = None) -> str:
     (an identifier the agent wrote); anything else in quotes may be a value from the table and goes.
     """
     first = (message or "").strip().splitlines()[0] if message and message.strip() else "error"
-    known = strip_sql_literals(sql).lower() if sql else ""
+    known = {t.lower() for t in _TOKEN.findall(strip_sql_literals(sql))} if sql else set()
 
     def keep(match: re.Match[str]) -> str:
         text = match.group(1)
-        return match.group(0) if text and text.lower() in known else "'?'"
+        parts = [p for p in re.split(r"[.\s]+", text.lower()) if p]
+        return match.group(0) if parts and all(p in known for p in parts) else "'?'"
 
     return _PATH.sub("<path>", _QUOTED.sub(keep, first))[:400]
 
@@ -139,6 +157,7 @@ class WarehouseClient(ABC):
 
     def close(self) -> None:
         """Release pooled resources (clients open connections per call; most have nothing to do)."""
+        return None
 
 
 def history_row(

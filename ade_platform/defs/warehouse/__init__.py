@@ -1,49 +1,77 @@
-"""warehouse: schema snapshots (INFORMATION_SCHEMA) of each configured warehouse, published to the store."""
+"""warehouse: per configured warehouse, a schema snapshot (history kept in the store), the drift report,
+freshness and duplicate-key checks, the refresh job, and the drift and PII sensors.
+
+The drift report and duplicate checks need the dbt manifest, so they exist for the warehouse dbt builds
+into (dbt.warehouse, or the only warehouse). The PII check is evaluated by its sensor, one evaluation
+per new snapshot version, so jobs leave it out (`SENSOR_EVALUATED_CHECKS`).
+"""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
-from pathlib import Path
-
-from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
+from dagster import AssetCheckKey, AssetKey, AssetSelection, Definitions, define_asset_job
 
 from ade_platform.config import Settings
-from ade_platform.defs.resources import StoreResource
-from ade_platform.lib.warehouse_schema import snapshot_duckdb
+from ade_platform.defs.warehouse.assets import (
+    GROUP,
+    PII_CHECK,
+    drift_report_asset,
+    pii_check,
+    schema_snapshot_asset,
+)
+from ade_platform.defs.warehouse.quality import duplicates_asset_def, freshness_asset_def
+from ade_platform.defs.warehouse.resources import warehouse_resources
+from ade_platform.defs.warehouse.sensors import drift_sensor, pii_sensor
+from ade_platform.lib.warehouse.names import check_name, drift_asset, schema_asset
 
-GROUP = "warehouse"
+__all__ = ["GROUP", "build_warehouse_definitions", "schema_asset_name", "sensor_evaluated_checks"]
 
 
 def schema_asset_name(warehouse: str) -> str:
-    return f"warehouse_schema_{warehouse}"
+    return schema_asset(warehouse)
 
 
-def build_warehouse_assets(settings: Settings, upstream: list[AssetKey]) -> list:
-    assets = []
+def dbt_warehouse(settings: Settings) -> str | None:
+    """The warehouse the dbt project builds into (its manifest describes that warehouse's relations)."""
+    if settings.dbt is None:
+        return None
+    if settings.dbt.warehouse:
+        return settings.dbt.warehouse
+    return next(iter(settings.warehouses)) if len(settings.warehouses) == 1 else None
+
+
+def sensor_evaluated_checks(settings: Settings) -> AssetSelection:
+    """The checks only sensors evaluate: subtract them from job selections."""
+    keys = [AssetKey(schema_asset(name)) for name in settings.warehouses]
+    return AssetSelection.checks(*[AssetCheckKey(k, PII_CHECK) for k in keys])
+
+
+def build_warehouse_definitions(settings: Settings, upstream: list[AssetKey]) -> Definitions:
+    assets: list = []
+    checks: list = []
+    jobs: list = []
+    sensors: list = []
+    built_by_dbt = dbt_warehouse(settings)
     for name, wh in settings.warehouses.items():
-        if wh.type != "duckdb":
-            continue  # Snowflake and BigQuery snapshots arrive with the warehouse issue.
-        assets.append(_duckdb_schema_asset(name, Path(wh.path), list(wh.schemas), upstream))
-    return assets
-
-
-def _duckdb_schema_asset(name: str, path: Path, schemas: list[str], upstream: list[AssetKey]):
-    @asset(
-        name=schema_asset_name(name),
-        group_name=GROUP,
-        deps=upstream,
-        description=f"Schema snapshot of warehouse '{name}' (DuckDB INFORMATION_SCHEMA): tables, columns, types.",
-        kinds={"duckdb"},
+        assets.append(schema_snapshot_asset(name, settings, upstream if name == built_by_dbt else []))
+        checks.append(pii_check(name, settings))
+        refresh = [AssetKey(schema_asset(name))]
+        if name == built_by_dbt:
+            assets.append(drift_report_asset(name, settings))
+            assets.append(duplicates_asset_def(name, settings))
+            refresh.append(AssetKey(drift_asset(name)))
+        if wh.freshness:
+            assets.append(freshness_asset_def(name, settings))
+        job = define_asset_job(
+            f"warehouse_refresh_{check_name(name)}",
+            selection=AssetSelection.assets(*refresh) - sensor_evaluated_checks(settings),
+            description=f"Re-snapshot warehouse '{name}' and recompute its drift report (the drift sensor runs it).",
+        )
+        jobs.append(job)
+        sensors.append(drift_sensor(name, settings, job))
+        sensors.append(pii_sensor(name, settings))
+    return Definitions(
+        assets=assets,
+        asset_checks=checks,
+        jobs=jobs,
+        sensors=sensors,
+        resources=warehouse_resources(settings),
     )
-    def warehouse_schema(context: AssetExecutionContext, store: StoreResource):
-        snapshot = snapshot_duckdb(path, schemas)
-        prov = store.writer().publish(
-            schema_asset_name(name),
-            snapshot,
-            run_id=context.run_id,
-            source={"warehouse": name, "type": "duckdb", "path": str(path)},
-        )
-        return MaterializeResult(
-            metadata={"table_count": snapshot["table_count"], "store_version": prov.version},
-            data_version=DataVersion(prov.data_version),
-        )
-
-    return warehouse_schema

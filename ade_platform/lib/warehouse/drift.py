@@ -28,7 +28,11 @@ def compare(relation: Relation, table: dict[str, Any] | None, warehouse_type: st
     }
     if table is None:
         removed = [
-            {"column_name": c.name, "declared_type": c.data_type, "note": "Relation is absent from the warehouse"}
+            {
+                "column_name": c.name,
+                "declared_type": c.data_type,
+                "note": "Relation is absent from the warehouse",
+            }
             for c in relation.columns
         ]
         return {
@@ -74,7 +78,10 @@ def compare(relation: Relation, table: dict[str, Any] | None, warehouse_type: st
                 "column_name": seen["name"],
                 "manifest_type": col.data_type,
                 "warehouse_type": seen["type"],
-                "normalized": [normalize_type(col.data_type, warehouse_type), normalize_type(seen["type"], warehouse_type)],
+                "normalized": [
+                    normalize_type(col.data_type, warehouse_type),
+                    normalize_type(seen["type"], warehouse_type),
+                ],
                 "declared_type_source": col.type_source,
                 "note": "Type mismatch between manifest declaration and warehouse column",
             }
@@ -177,3 +184,42 @@ def since_when(
                 "at_or_before": ref.version == oldest,
             }
     return report
+
+
+def summarize(
+    rels: dict[str, Relation],
+    table_of: Callable[[Relation], dict[str, Any] | None],
+    warehouse_type: str,
+) -> dict[str, Any]:
+    """Drift of every relation, split into errors and warnings for the asset check.
+
+    Errors break consumers: a declared column removed or retyped, a relation missing. Warnings are
+    columns neither the manifest nor dbt's catalog knew: they appeared in the warehouse outside dbt.
+    Columns a model has but does not document (known to the catalog) are reported, not flagged.
+    """
+    drifted, errors, warnings = [], 0, 0
+    for rel in sorted(rels.values(), key=lambda r: r.unique_id):
+        report = compare(rel, table_of(rel), warehouse_type)
+        if not report["drift_detected"]:
+            continue
+        unknown = [
+            a["column_name"]
+            for a in report["added_in_warehouse"]
+            if rel.catalog_columns and a["column_name"].lower() not in rel.catalog_columns
+        ]
+        report["unknown_to_dbt"] = unknown
+        breaking = len(report["removed_from_warehouse"]) + len(report["type_changed"])
+        report["severity"] = (
+            "error" if breaking or report["relation_missing"] else ("warn" if unknown else "info")
+        )
+        errors += report["severity"] == "error"
+        warnings += report["severity"] == "warn"
+        drifted.append(report)
+    return {
+        "warehouse_type": warehouse_type,
+        "checked": len(rels),
+        "drifted": len(drifted),
+        "errors": errors,
+        "warnings": warnings,
+        "relations": drifted,
+    }

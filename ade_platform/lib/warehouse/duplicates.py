@@ -30,7 +30,11 @@ def duplicates_answer(
     summary: dict[str, Any],
     samples: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
-    """Shape the two query results (summary row, sample rows) into the spec's response."""
+    """Shape the two query results (summary row, sample rows) into the spec's response.
+
+    Column names are matched case-insensitively (Snowflake upper-cases unquoted aliases).
+    """
+    summary = {k.lower(): v for k, v in summary.items()}
     total = _int(summary.get("total_rows"))
     dup_keys = _int(summary.get("duplicate_key_count"))
     dup_rows = _int(summary.get("duplicate_row_count"))
@@ -40,9 +44,7 @@ def duplicates_answer(
     for row in list(samples)[:MAX_SAMPLES]:
         values = {k: v for k, v in row.items() if k.lower() not in _HELPER_COLUMNS}
         occurrences = next((v for k, v in row.items() if k.lower() == "ade_occurrences"), None)
-        entry: dict[str, Any] = {
-            lowered[k.lower()]: v for k, v in values.items() if k.lower() in lowered
-        }
+        entry: dict[str, Any] = {lowered[k.lower()]: v for k, v in values.items() if k.lower() in lowered}
         entry["occurrence_count"] = _int(occurrences)
         entry["sample_row"] = values
         sample_duplicates.append(entry)

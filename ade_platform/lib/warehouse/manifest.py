@@ -36,6 +36,7 @@ class Relation:
     tags: tuple[str, ...]
     columns: tuple[DeclaredColumn, ...]
     columns_source: str  # "manifest" when the yml declares columns, "catalog" when only dbt observed them
+    catalog_columns: frozenset[str] = frozenset()  # lower-cased names dbt's catalog saw (empty: no catalog)
 
     def key(self) -> tuple[str, str]:
         return (self.schema.lower(), self.identifier.lower())
@@ -102,6 +103,7 @@ def _relation(unique_id: str, node: dict[str, Any], catalog: dict[str, Any] | No
         tags=tuple(node.get("tags") or ()),
         columns=tuple(columns),
         columns_source=source,
+        catalog_columns=frozenset(observed),
     )
 
 
@@ -135,7 +137,9 @@ def find_model(
     lowered = name.lower()
     matches = [r for r in rels.values() if r.resource_type != "source" and r.name.lower() == lowered]
     if not matches:
-        matches = [r for r in rels.values() if r.resource_type == "source" and r.identifier.lower() == lowered]
+        matches = [
+            r for r in rels.values() if r.resource_type == "source" and r.identifier.lower() == lowered
+        ]
     if len(matches) > 1 and project:
         matches = [r for r in matches if r.package == project] or matches
     if matches:
@@ -145,24 +149,6 @@ def find_model(
 
     names = sorted({r.name for r in rels.values() if r.resource_type != "source"})
     return None, difflib.get_close_matches(name, names, n=5, cutoff=0.6)
-
-
-def is_pii_tagged(relation: Relation | None, column: str) -> bool:
-    """A column counts as tagged when it (or its whole relation) carries a `pii` tag or meta flag."""
-    if relation is None:
-        return False
-    if any(t.lower() == "pii" for t in relation.tags):
-        return True
-    lowered = column.lower()
-    for col in relation.columns:
-        if col.name.lower() != lowered or relation.columns_source != "manifest":
-            continue
-        if any(t.lower() == "pii" for t in col.tags):
-            return True
-        meta = {str(k).lower(): v for k, v in col.meta.items()}
-        if meta.get("pii") or meta.get("contains_pii") or str(meta.get("sensitivity", "")).lower() == "pii":
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -188,7 +174,9 @@ def unique_keys(manifest: dict[str, Any]) -> list[UniqueKey]:
             continue
         if not columns or not all(isinstance(c, str) and _PLAIN_IDENT.match(c) for c in columns):
             continue  # expressions (e.g. concat(a, b)) are not columns we can group by safely
-        parent = node.get("attached_node") or next(iter((node.get("depends_on") or {}).get("nodes") or []), None)
+        parent = node.get("attached_node") or next(
+            iter((node.get("depends_on") or {}).get("nodes") or []), None
+        )
         if not parent:
             continue
         keys.append(UniqueKey(unique_id, parent, tuple(c.strip('"') for c in columns)))

@@ -1,45 +1,45 @@
-"""New columns that look like personal data and that dbt does not tag as such (names only, never values).
+"""New warehouse columns that look like personal data and that dbt does not tag (names only, never values).
 
 "New" means absent from the previous schema snapshot of the same table (a new table's columns are all
-new). A column is covered when the manifest tags it (or its whole relation) `pii`.
+new). The name patterns and tag terms are the platform's PII rules (ade_platform.lib.dbt.pii, extended by
+the `pii` settings), so the sensor and dbt_scan_pii_risk agree on what personal data looks like.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from typing import Any
 
-from ade_platform.lib.warehouse.manifest import Relation, is_pii_tagged
-
-# category -> pattern over a column name (case-insensitive, matched against the whole name or a
-# word of it, so `customer_email` and `email_address` match but `emailed_flag` does not).
-PII_PATTERNS: dict[str, str] = {
-    "email": r"e_?mail(_?address)?",
-    "phone": r"(phone|mobile|cell|fax)(_?(number|no))?",
-    "name": r"(first|last|full|middle|maiden|sur|given|family)_?name|surname",
-    "birth_date": r"(date_?of_?birth|dob|birth_?date|birthday)",
-    "address": r"(street|postal|home|billing|shipping|mailing)?_?address(_?line_?\d)?|street|post_?code|zip_?code|zip",
-    "government_id": r"ssn|social_?security(_?number)?|passport(_?(number|no))?|national_?id|tax_?id|driver_?licen[cs]e",
-    "financial": r"(credit_?)?card_?(number|no|last_?four)|iban|account_?number|routing_?number|cvv",
-    "network": r"ip_?address|ip|mac_?address",
-}
-_COMPILED = {
-    category: re.compile(rf"(^|_)({pattern})($|_)", re.IGNORECASE) for category, pattern in PII_PATTERNS.items()
-}
+from ade_platform.lib.dbt import pii as rules
+from ade_platform.lib.warehouse.manifest import Relation
 
 
-def pii_category(column: str) -> str | None:
-    """The PII category a column name suggests, or None."""
-    for category, pattern in _COMPILED.items():
-        if pattern.search(column):
-            return category
-    return None
+def patterns_from(settings_patterns: Sequence[Any] = ()) -> tuple[rules.PiiPattern, ...]:
+    """Configured patterns (objects with name, regex, risk_level) first, then the built-in ones."""
+    configured = tuple(rules.pattern(p.name, p.regex, p.risk_level) for p in settings_patterns)
+    return configured + rules.BUILTIN_PATTERNS
+
+
+def is_tagged(relation: Relation | None, column: str, terms: Sequence[str] = rules.DEFAULT_TAGS) -> bool:
+    """The manifest tags the column (or its whole relation) as personal data."""
+    if relation is None:
+        return False
+    terms = tuple(t.lower() for t in terms)
+    if rules.has_pii_tag({"tags": list(relation.tags)}, terms):
+        return True
+    lowered = column.lower()
+    for col in relation.columns:
+        if relation.columns_source == "manifest" and col.name.lower() == lowered:
+            return rules.has_pii_tag({"tags": list(col.tags), "meta": col.meta}, terms)
+    return False
 
 
 def _columns_by_table(data: dict[str, Any] | None) -> dict[tuple[str, str], set[str]]:
     result: dict[tuple[str, str], set[str]] = {}
     for table in (data or {}).get("tables", []):
-        result[(table["schema"].lower(), table["name"].lower())] = {c["name"].lower() for c in table["columns"]}
+        result[(table["schema"].lower(), table["name"].lower())] = {
+            c["name"].lower() for c in table["columns"]
+        }
     return result
 
 
@@ -47,6 +47,8 @@ def new_untagged_pii(
     previous: dict[str, Any] | None,
     current: dict[str, Any],
     relations_by_table: dict[tuple[str, str], list[Relation]],
+    patterns: tuple[rules.PiiPattern, ...] = rules.BUILTIN_PATTERNS,
+    terms: Sequence[str] = rules.DEFAULT_TAGS,
 ) -> list[dict[str, Any]]:
     """Columns new in `current` (vs `previous`) whose names match a PII pattern and that dbt does not tag.
 
@@ -64,18 +66,19 @@ def new_untagged_pii(
         for col in table["columns"]:
             if col["name"].lower() in known:
                 continue
-            category = pii_category(col["name"])
-            if category is None or is_pii_tagged(relation, col["name"]):
+            found = rules.match(col["name"], patterns)
+            if found is None or is_tagged(relation, col["name"], terms):
                 continue
             findings.append(
                 {
                     "table": f"{table['schema']}.{table['name']}",
                     "column": col["name"],
                     "data_type": col["type"],
-                    "category": category,
+                    "pii_pattern_matched": found.name,
+                    "risk_level": found.risk_level,
                     "dbt_node": relation.unique_id if relation else None,
                     "new_table": key not in before,
-                    "reason": "new column whose name suggests personal data; no `pii` tag in the manifest",
                 }
             )
+    findings.sort(key=lambda f: (rules.RISK_ORDER[f["risk_level"]], f["table"], f["column"]))
     return findings

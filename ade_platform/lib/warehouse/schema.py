@@ -164,3 +164,119 @@ def find_column(table: dict[str, Any], column: str) -> dict[str, Any] | None:
 def qualified(table: dict[str, Any]) -> str:
     parts = [table.get("database"), table["schema"], table["name"]]
     return ".".join(p for p in parts if p)
+
+
+class LookupFailure(Exception):
+    """A name that the snapshot cannot resolve; `code` is a toolset error code."""
+
+    def __init__(self, code: str, detail: str, hint: str | None = None):
+        self.code = code
+        self.detail = detail
+        self.hint = hint
+        super().__init__(detail)
+
+
+def resolve_table(
+    index: dict[str, list[dict[str, Any]]], parts: Sequence[str], display: str
+) -> dict[str, Any]:
+    """The one table that 1-3 name parts designate in a snapshot (table_not_found / ambiguous otherwise)."""
+    *prefix, name = parts
+    schema = prefix[-1] if prefix else None
+    database = prefix[0] if len(prefix) == 2 else None
+    found = find_tables(index, name, schema, database)
+    if not found:
+        raise LookupFailure("table_not_found", f"no table {display!r} in the latest schema snapshot")
+    if len(found) > 1:
+        options = ", ".join(f"{t['schema']}.{t['name']}" for t in found[:10])
+        raise LookupFailure(
+            "invalid_argument", f"{display!r} is ambiguous ({options}); qualify it with its schema"
+        )
+    return found[0]
+
+
+def relation_table(
+    index: dict[str, list[dict[str, Any]]], schema: str, identifier: str, database: str | None = None
+) -> dict[str, Any] | None:
+    """The table of a dbt relation (database only breaks ties: DuckDB catalogs are file names)."""
+    found = find_tables(index, identifier, schema)
+    if len(found) > 1 and database:
+        found = find_tables(index, identifier, schema, database) or found
+    return found[0] if found else None
+
+
+def column_view(column: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot column in the shape of INFORMATION_SCHEMA.COLUMNS (the spec's warehouse_get_schema)."""
+    return {
+        "column_name": column["name"],
+        "ordinal_position": column["position"],
+        "data_type": column["type"],
+        "is_nullable": "YES" if column["nullable"] else "NO",
+        "column_default": column.get("default"),
+        "character_maximum_length": column.get("char_max_length"),
+        "numeric_precision": column.get("numeric_precision"),
+        "numeric_scale": column.get("numeric_scale"),
+    }
+
+
+def schema_view(
+    data: dict[str, Any], schema_parts: Sequence[str], table_name: str | None, max_columns: int
+) -> dict[str, Any]:
+    """warehouse_get_schema's answer: one table's columns, or every table of the schema (bounded)."""
+    if len(schema_parts) > 2:
+        raise LookupFailure("invalid_argument", "schema_name is schema or database.schema")
+    database = schema_parts[0] if len(schema_parts) == 2 else None
+    schema = schema_parts[-1]
+    tables = [
+        t
+        for t in data.get("tables", [])
+        if t["schema"].lower() == schema.lower()
+        and (database is None or (t.get("database") or "").lower() == database.lower())
+    ]
+    if not tables:
+        known = sorted({t["schema"] for t in data.get("tables", [])})
+        raise LookupFailure(
+            "schema_not_found",
+            f"no schema {'.'.join(schema_parts)!r} in the latest snapshot of warehouse '{data.get('warehouse')}'",
+            f"Schemas: {', '.join(known[:50])}" if known else None,
+        )
+    if table_name is not None:
+        match = [t for t in tables if t["name"].lower() == table_name.lower()]
+        if not match:
+            names = ", ".join(t["name"] for t in tables[:30])
+            raise LookupFailure(
+                "table_not_found", f"no table {table_name!r} in schema {schema!r}", f"Tables: {names}"
+            )
+        table = match[0]
+        columns = [column_view(c) for c in table["columns"]]
+        return {
+            "database": table.get("database"),
+            "schema": table["schema"],
+            "table_name": table["name"],
+            "table_type": table["table_type"],
+            "columns": columns,
+            "column_count": len(columns),
+        }
+    listed, total, truncated = [], 0, False
+    for table in tables:
+        if total + len(table["columns"]) > max_columns and listed:
+            truncated = True
+            break
+        columns = [column_view(c) for c in table["columns"]]
+        total += len(columns)
+        listed.append(
+            {
+                "table_name": table["name"],
+                "table_type": table["table_type"],
+                "columns": columns,
+                "column_count": len(columns),
+            }
+        )
+    return {
+        "database": tables[0].get("database"),
+        "schema": tables[0]["schema"],
+        "table_name": None,
+        "tables": listed,
+        "table_count": len(tables),
+        "column_count": sum(len(t["columns"]) for t in tables),
+        "truncated": truncated,
+    }

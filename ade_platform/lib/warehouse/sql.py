@@ -83,7 +83,9 @@ def parse_read_only(sql: str, warehouse_type: str) -> exp.Expression:
         raise SqlRefused(f"only read-only queries (SELECT, WITH, UNION, VALUES) are allowed, got {kind}")
     for node in statement.walk():
         if isinstance(node, _WRITE_NODES):
-            raise SqlRefused(f"the query contains a {type(node).__name__.upper()} clause, which writes or locks")
+            raise SqlRefused(
+                f"the query contains a {type(node).__name__.upper()} clause, which writes or locks"
+            )
         if isinstance(node, exp.Func):
             name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
             if name in _SIDE_EFFECT_FUNCTIONS or name.startswith(_SIDE_EFFECT_PREFIXES):
@@ -130,7 +132,10 @@ def prepare_select(sql: str, warehouse_type: str, limit: int) -> PreparedQuery:
         bounded = statement.limit(limit + 1, copy=True)
     else:
         # A LIMIT we cannot read (a parameter, PERCENT, WITH TIES) or a bare VALUES: bound it from outside.
-        bounded = exp.select("*").from_(statement.subquery(WRAP_ALIAS, copy=True)).limit(limit + 1)
+        wrapped = exp.Subquery(
+            this=statement.copy(), alias=exp.TableAlias(this=exp.to_identifier(WRAP_ALIAS))
+        )
+        bounded = exp.select("*").from_(wrapped).limit(limit + 1)
     return PreparedQuery(bounded.sql(dialect=dialect), True, limit + 1, limit)
 
 

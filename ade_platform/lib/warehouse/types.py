@@ -28,7 +28,10 @@ _ALIASES: dict[str, dict[str, str]] = {
         **{name: "DOUBLE" for name in ("FLOAT", "FLOAT4", "FLOAT8", "DOUBLE", "DOUBLE PRECISION", "REAL")},
         **{name: "TIMESTAMP" for name in ("TIMESTAMP", "DATETIME", "TIMESTAMP_NTZ", "TIMESTAMPNTZ")},
         "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP",
-        **{name: "TIMESTAMP_LTZ" for name in ("TIMESTAMP_LTZ", "TIMESTAMPLTZ", "TIMESTAMP WITH LOCAL TIME ZONE")},
+        **{
+            name: "TIMESTAMP_LTZ"
+            for name in ("TIMESTAMP_LTZ", "TIMESTAMPLTZ", "TIMESTAMP WITH LOCAL TIME ZONE")
+        },
         **{name: "TIMESTAMP_TZ" for name in ("TIMESTAMP_TZ", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE")},
     },
     "duckdb": {
@@ -41,15 +44,21 @@ _ALIASES: dict[str, dict[str, str]] = {
         **{name: "DOUBLE" for name in ("DOUBLE", "FLOAT8", "DOUBLE PRECISION")},
         **{
             name: "TIMESTAMP"
-            for name in ("TIMESTAMP", "DATETIME", "TIMESTAMP_US", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP_S")
+            for name in (
+                "TIMESTAMP",
+                "DATETIME",
+                "TIMESTAMP_US",
+                "TIMESTAMP_MS",
+                "TIMESTAMP_NS",
+                "TIMESTAMP_S",
+            )
         },
         "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP",
         **{name: "TIMESTAMP_TZ" for name in ("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE")},
     },
     "bigquery": {
         **{
-            name: "BIGINT"
-            for name in ("INT64", "INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "BYTEINT")
+            name: "BIGINT" for name in ("INT64", "INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "BYTEINT")
         },
         **{name: "DOUBLE" for name in ("FLOAT64", "FLOAT")},
         # BigQuery DATETIME is a wall-clock time; TIMESTAMP is an absolute instant.
@@ -135,8 +144,13 @@ def same_type(declared: str | None, observed: str | None, warehouse: str) -> boo
     if left == right:
         return True
     if left and right and left.startswith("DECIMAL(") and right.startswith("DECIMAL("):
-        return not (left_explicit and right_explicit)
+        # Tolerant only within a family: BigQuery's BIGNUMERIC (precision > 38) is not NUMERIC.
+        return not (left_explicit and right_explicit) and _wide(left) == _wide(right)
     return False
+
+
+def _wide(decimal: str) -> bool:
+    return int(decimal[len("DECIMAL(") :].split(",")[0]) > 38
 
 
 def is_temporal(raw: str | None, warehouse: str) -> bool:

@@ -1,0 +1,213 @@
+"""The same warehouse tools and Dagster assets on Snowflake (a fakesnow server) and BigQuery (the REST fake)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+import snowflake.connector
+
+from ade_platform.config import BigQueryWarehouse, Settings, SnowflakeWarehouse
+from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.warehouse import build_warehouse_definitions
+from ade_platform.store import StoreReader, StoreWriter
+from tests.conftest import settings_for
+from tests.fakes.bigquery import FakeBigQuery
+from tests.helpers import call_tools
+from tests.mcp.test_warehouse_tools import server_for
+
+pytestmark = pytest.mark.integration
+MANIFEST_SCHEMA = "https://schemas.getdbt.com/dbt/manifest/v12.json"
+
+
+def publish_manifest(settings: Settings, schema: str, columns: dict[str, str]) -> None:
+    """A dbt manifest with one model `orders` in `schema` declaring `columns` (name -> data_type)."""
+    manifest = {
+        "metadata": {"dbt_schema_version": MANIFEST_SCHEMA, "project_name": "shop"},
+        "nodes": {
+            "model.shop.orders": {
+                "resource_type": "model", "name": "orders", "package_name": "shop", "schema": schema,
+                "alias": "orders", "config": {"materialized": "table"}, "depends_on": {"nodes": []},
+                "columns": {name: {"name": name, "data_type": dtype} for name, dtype in columns.items()},
+            }
+        },
+        "sources": {},
+    }  # fmt: skip
+    StoreWriter(settings.store_root).publish(
+        "dbt_manifest", files={"data.json": json.dumps(manifest).encode()}
+    )
+
+
+def snapshot_with_dagster(settings: Settings, name: str) -> dg.Definitions:
+    defs = dg.Definitions.merge(
+        build_warehouse_definitions(settings, upstream=[]),
+        dg.Definitions(resources={"store": StoreResource(root=settings.store_root)}),
+    )
+    job = defs.resolve_implicit_global_asset_job_def()
+    result = job.execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), asset_selection=[dg.AssetKey(f"warehouse_schema_{name}")]
+    )
+    assert result.success
+    return defs
+
+
+DECLARED = {
+    "order_id": "int",
+    "customer_id": "integer",
+    "status": "text",
+    "amount": "number(38,0)",
+    "updated_at": "timestamp",
+}
+
+
+def common_calls(table: str, schema: str, warehouse: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("warehouse_get_schema", {"schema_name": schema, "table_name": "orders", "warehouse": warehouse}),
+        ("warehouse_detect_schema_drift", {"model_name": "orders", "warehouse": warehouse}),
+        (
+            "warehouse_check_freshness",
+            {"table_name": table, "timestamp_column": "updated_at", "warehouse": warehouse},
+        ),
+        (
+            "warehouse_execute",
+            {"sql": f"select * from {table} order by order_id", "limit": 2, "warehouse": warehouse},
+        ),
+        ("warehouse_execute", {"sql": f"delete from {table}", "warehouse": warehouse}),
+        (
+            "warehouse_detect_duplicates",
+            {"table_name": table, "key_columns": ["order_id"], "warehouse": warehouse},
+        ),
+        (
+            "warehouse_get_query_history",
+            {"table_pattern": "orders", "lookback_days": 3, "warehouse": warehouse},
+        ),
+        ("warehouse_explain_query", {"sql": f"select order_id from {table}", "warehouse": warehouse}),
+    ]
+
+
+def check_common(results: list[tuple[bool, Any]], type_of: dict[str, str]) -> list[tuple[bool, Any]]:
+    (
+        (ok, schema),
+        (ok2, drift),
+        (ok3, fresh),
+        (ok4, rows),
+        (ok5, refused),
+        (ok6, dup),
+        (ok7, history),
+        explain,
+    ) = results
+    assert ok and {c["column_name"].lower(): c["data_type"] for c in schema["columns"]} == type_of
+    assert ok2, drift
+    # int = NUMBER(38,0) / INT64, text = TEXT / STRING: aliases are not drift; the rename and retype are
+    assert [c["column_name"].lower() for c in drift["removed_from_warehouse"]] == ["status"]
+    assert [c["column_name"].lower() for c in drift["added_in_warehouse"]] == ["order_status"]
+    assert [c["column_name"].lower() for c in drift["type_changed"]] == ["amount"]
+    assert [{k: v.lower() for k, v in r.items()} for r in drift["likely_renames"]] == [
+        {"from": "status", "to": "order_status"}
+    ]
+    assert drift["unchanged_count"] == 3 and drift["provenance"]["source"] == "cache"
+    assert ok3 and fresh["is_fresh"] is True and 1.9 < fresh["staleness_hours"] < 2.1
+    assert ok4 and rows["row_count"] == 2 and rows["limit_applied"] and rows["truncated"]
+    assert not ok5 and refused["error"] == "dml_not_permitted"
+    assert (
+        ok6
+        and dup["duplicate_key_count"] == 1
+        and dup["duplicate_row_count"] == 2
+        and dup["severity"] == "high"
+    )
+    assert ok7 and history["total_returned"] >= 1
+    assert all("x@example.com" not in q["query_text_truncated"] for q in history["queries"])
+    return [explain]
+
+
+def test_snowflake_through_fakesnow(fakesnow_server: dict[str, Any], tmp_path: Path) -> None:
+    con = snowflake.connector.connect(account="acct", user="u", password="pw", **fakesnow_server)
+    cur = con.cursor()
+    for statement in (
+        "create database if not exists BACK_SF",
+        "create schema if not exists BACK_SF.SALES",
+        "create or replace table BACK_SF.SALES.ORDERS (ORDER_ID int, CUSTOMER_ID int, ORDER_STATUS text, AMOUNT float, UPDATED_AT timestamp_ntz)",
+        "insert into BACK_SF.SALES.ORDERS values (1, 10, 'placed', 5.5, dateadd('hour', -2, current_timestamp())),"
+        " (1, 11, 'shipped', 6, dateadd('hour', -3, current_timestamp())), (2, 12, 'placed', 7, null)",
+        "create database if not exists SNOWFLAKE",
+        "create schema if not exists SNOWFLAKE.ACCOUNT_USAGE",
+        "create table if not exists SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY (QUERY_ID text, QUERY_TEXT text, USER_NAME text,"
+        " START_TIME timestamp_ltz, END_TIME timestamp_ltz, TOTAL_ELAPSED_TIME number, BYTES_SCANNED number,"
+        " ROWS_PRODUCED number, EXECUTION_STATUS text)",
+        "insert into SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY values ('q-sf-1', 'select * from sales.orders where email = ''x@example.com''',"
+        " 'BI_USER', dateadd('hour', -5, current_timestamp()), dateadd('hour', -5, current_timestamp()), 1200, 4096, 3, 'SUCCESS')",
+    ):
+        cur.execute(statement)
+    con.close()
+    wh = SnowflakeWarehouse(
+        type="snowflake",
+        account="acct",
+        user="u",
+        password="s3cret-pw",
+        database="BACK_SF",
+        schemas=["SALES"],
+        **fakesnow_server,
+    )
+    settings = settings_for(tmp_path / "ade").model_copy(update={"warehouses": {"sf": wh}})
+
+    defs = snapshot_with_dagster(settings, "sf")
+    resource = defs.resources["warehouse_sf"]
+    assert type(resource).__name__ == "SnowflakeResource" and "s3cret" not in repr(resource)
+    assert StoreReader(settings.store_root).latest("warehouse_schema_sf").data["table_count"] == 1
+    publish_manifest(settings, "sales", DECLARED)
+
+    server, _ = server_for(settings)
+    results = call_tools(server, common_calls("sales.orders", "SALES", "snowflake"))
+    types = {
+        "order_id": "NUMBER(38,0)",
+        "customer_id": "NUMBER(38,0)",
+        "order_status": "TEXT",
+        "amount": "FLOAT",
+        "updated_at": "TIMESTAMP_NTZ",
+    }
+    ((ok, explain),) = check_common(results, types)
+    # fakesnow implements no EXPLAIN: the tool still answers with a structured error, never a traceback
+    assert ok or explain["error"] == "query_failed"
+
+
+def test_bigquery_through_the_rest_fake(tmp_path: Path) -> None:
+    with FakeBigQuery(project="proj-x") as fake:
+        fake.sql(
+            "create schema shop; create table shop.orders (order_id bigint, customer_id bigint, order_status varchar,"
+            " amount double, updated_at timestamptz);"
+            "insert into shop.orders values (1, 10, 'placed', 5.5, now() - interval 2 hour),"
+            " (1, 11, 'shipped', 6, now() - interval 3 hour), (2, 12, 'placed', 7, null)"
+        )
+        fake.add_job("select * from shop.orders where email = 'x@example.com'", hours_ago=5)
+        wh = BigQueryWarehouse(type="bigquery", project="proj-x", datasets=["shop"], api_endpoint=fake.url)
+        settings = settings_for(tmp_path / "ade").model_copy(update={"warehouses": {"bq": wh}})
+        snapshot_with_dagster(settings, "bq")
+        publish_manifest(
+            settings, "shop", {**DECLARED, "order_id": "int64", "amount": "numeric", "status": "string"}
+        )
+
+        server, _ = server_for(settings)
+        results = call_tools(server, common_calls("shop.orders", "shop", "bigquery"))
+        types = {
+            "order_id": "INT64",
+            "customer_id": "INT64",
+            "order_status": "STRING",
+            "amount": "FLOAT64",
+            "updated_at": "TIMESTAMP",
+        }
+        ((ok, explain),) = check_common(results, types)
+        assert ok and explain["estimated_bytes_scanned"] == 3 * 5 * 8 and explain["warehouse"] == "bq"
+        ok, body = call_tools(
+            server,
+            [("warehouse_execute", {"sql": "select count(*) as n from shop.orders", "warehouse": "bq"})],
+        )[0]
+        assert (
+            ok
+            and body["rows"] == [{"n": 3}]
+            and body["bytes_processed"] == 120
+            and body["warehouse_type"] == "bigquery"
+        )
+        assert ("POST", "/bigquery/v2/projects/proj-x/jobs") in fake.requests  # the dry run
