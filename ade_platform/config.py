@@ -278,6 +278,10 @@ class HttpSettings(_Model):
 
 class McpSettings(_Model):
     toolsets: list[str] = Field(default_factory=lambda: list(TOOLSETS))
+    fast_read_only_live: bool = Field(
+        True,
+        description="Read-only live tools run in-process and record their audit run in the background.",
+    )
     tool_names: Literal["spec", "portable"] = Field(
         "spec",
         description="spec: tool names exactly as the specs write them (some contain dots); portable: dots "

@@ -44,6 +44,24 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> bool:
     return False
 
 
+_LOCATIONS_QUERY = "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
+
+
+def _wait_code_location(ui_url: str, timeout: float, proc: subprocess.Popen) -> bool:
+    """The UI answers before the code location has loaded; wait until every location is LOADED."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            reply = httpx.post(f"{ui_url}/graphql", json={"query": _LOCATIONS_QUERY}, timeout=10).json()
+            entries = reply["data"]["workspaceOrError"]["locationEntries"]
+            if entries and all(e["loadStatus"] == "LOADED" for e in entries):
+                return True
+        except (httpx.HTTPError, KeyError, TypeError, ValueError):
+            pass
+        time.sleep(1)
+    return False
+
+
 def run_dev(
     settings: Settings, ui_port: int = 3000, mcp_port: int | None = None, materialize_first: bool = False
 ) -> int:
@@ -80,7 +98,9 @@ def run_dev(
     ui_url = f"http://{host}:{ui_port}"
     mcp_url = f"http://{host}:{mcp_port}/mcp"
     print("Starting the Dagster UI and the MCP gateway (logs in", log_dir, ") ...")
-    ui_ok = _wait_http(f"{ui_url}/server_info", 180, procs["dagster"])
+    ui_ok = _wait_http(f"{ui_url}/server_info", 180, procs["dagster"]) and _wait_code_location(
+        ui_url, 300, procs["dagster"]
+    )
     mcp_ok = _wait_http(mcp_url, 60, procs["mcp"])
     print()
     print(f"  Dagster UI   {ui_url}   {'up' if ui_ok else 'NOT UP: see ' + str(log_dir / 'dagster.log')}")

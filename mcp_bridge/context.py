@@ -32,7 +32,9 @@ class BridgeContext:
             if self._live is None:
                 from ade_platform.live import LiveRunner
 
-                self._live = LiveRunner(self.settings.dagster_home)
+                self._live = LiveRunner(
+                    self.settings.dagster_home, fast_read_only=self.settings.mcp.fast_read_only_live
+                )
             return self._live
 
     def tool_name(self, spec_name: str) -> str:

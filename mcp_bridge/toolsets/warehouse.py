@@ -84,7 +84,8 @@ def build(ctx: BridgeContext) -> FastMCP:
     def live(tool: str, arguments: dict[str, Any], fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run fn as an audited Dagster op; its WarehouseError becomes the structured error."""
         try:
-            result = ctx.live().run(tool, fn, arguments=arguments)
+            # Every warehouse live tool is read-only (the SQL guard refused anything else before this point).
+            result = ctx.live().run(tool, fn, arguments=arguments, read_only=True)
         except WarehouseError as exc:
             raise ToolFailure(exc.code, exc.detail) from None
         return {**result.value, "provenance": result.stamp()}
