@@ -30,6 +30,10 @@ def client_config(settings: Settings) -> dict:
     return {"mcpServers": {"ade-platform": {"command": _bin("ade"), "args": ["mcp"], "env": env}}}
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> bool:
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -66,6 +70,10 @@ def run_dev(
     settings: Settings, ui_port: int = 3000, mcp_port: int | None = None, materialize_first: bool = False
 ) -> int:
     prepare_dagster_home(settings)
+    # Stop cleanly on Ctrl-C and on SIGTERM (service managers, `kill`), even when started from a shell that
+    # launched us with SIGINT ignored (background jobs of non-interactive shells are).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     if materialize_first:
         code = materialize(settings, "*", out=sys.stdout)
         if code != 0:

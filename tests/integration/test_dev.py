@@ -65,9 +65,12 @@ def test_ade_dev_serves_ui_and_gateway(demo_settings: Settings, tmp_path: Path) 
         assert any(
             n["assetKey"]["path"] == ["dbt_lineage_index"] for n in graphql.json()["data"]["assetNodes"]
         )
+        # SIGTERM to `ade dev` alone stops the UI and the gateway it started.
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
+        for port in (ui_port, mcp_port):
+            with pytest.raises(httpx.HTTPError):
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
