@@ -61,6 +61,25 @@ def cmd_dev(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_guard_classify(args: argparse.Namespace) -> int:
+    from ade_platform.lib.guard import GuardPolicy
+    from ade_platform.lib.guard.batch import run
+
+    settings = _settings(args)
+    if settings.snowflake is not None:
+        from ade_platform.clients.snow_cli import policy_from_settings
+
+        policy = policy_from_settings(settings.snowflake)
+    else:
+        print("ade guard: no snowflake section configured; using the default policy", file=sys.stderr)
+        policy = GuardPolicy()
+    kwargs = {"database": args.database, "schema": args.schema, "explain": args.explain}
+    if args.file == "-":
+        return run(policy, sys.stdin, sys.stdout, **kwargs)
+    with open(args.file, encoding="utf-8") as source:
+        return run(policy, source, sys.stdout, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ade",
@@ -89,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-path", help="serve the artifacts of this dbt target directory (any dbt project)")
     p.add_argument("--project-path", help="the dbt project root for dbt-project tools")
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("guard", help="the Snowflake guardrail: test the configured policy on statements")
+    guard = p.add_subparsers(dest="guard_command", required=True, metavar="SUBCOMMAND")
+    g = guard.add_parser("classify", help="classify statements (one per line, or JSON lines with `sql`)")
+    g.add_argument("file", nargs="?", default="-", help="file of statements (default: stdin)")
+    g.add_argument("--database", help="default database of the statements (for exclusion matching)")
+    g.add_argument("--schema", help="default schema of the statements")
+    g.add_argument("--explain", action="store_true", help="add a human explanation of each reason")
+    g.set_defaults(func=cmd_guard_classify)
 
     p = sub.add_parser("dev", help="run the Dagster UI and the MCP gateway (HTTP on loopback)")
     p.add_argument("--ui-port", type=int, default=3000)

@@ -194,7 +194,11 @@ class SnowflakeExclusionSettings(_Model):
 class SnowflakeGuardrailSettings(_Model):
     max_scalar_rows: int = _spec_key("max_scalar_rows", "maxScalarRows", 1000, ge=1, le=100_000)
     max_stat_rows: int = _spec_key(
-        "max_stat_rows", "maxStatRows", 10_000, ge=1, le=10_000_000,
+        "max_stat_rows",
+        "maxStatRows",
+        10_000,
+        ge=1,
+        le=10_000_000,
         description="Rows of a DATA result counted in the server (past it, counted in Snowflake).",
     )
     allow_numeric_aggregates: bool = _spec_key("allow_numeric_aggregates", "allowNumericAggregates", False)
@@ -202,13 +206,17 @@ class SnowflakeGuardrailSettings(_Model):
     allowed_table_functions: list[str] = _spec_key("allowed_table_functions", "allowedTableFunctions", [])
     variant_sample_size: int = _spec_key("variant_sample_size", "variantSampleSize", 100, ge=1, le=10_000)
     allow_ddl_with_queries: bool = _spec_key(
-        "allow_ddl_with_queries", "allowDdlWithQueries", False,
+        "allow_ddl_with_queries",
+        "allowDdlWithQueries",
+        False,
         description="Let execute_ddl run CREATE VIEW/TABLE ... AS SELECT (a view can encode a predicate).",
     )
 
     @classmethod
     def _variant(cls, value: Any) -> Any:
-        if isinstance(value, dict) and isinstance(value.get("variantAnalysis") or value.get("variant_analysis"), dict):
+        if isinstance(value, dict) and isinstance(
+            value.get("variantAnalysis") or value.get("variant_analysis"), dict
+        ):
             value = dict(value)
             nested = value.pop("variantAnalysis", None) or value.pop("variant_analysis", None)
             if "sampleSize" in nested or "sample_size" in nested:
@@ -218,7 +226,10 @@ class SnowflakeGuardrailSettings(_Model):
 
 class SnowflakeSyncSettings(_Model):
     target_dir: Path | None = _spec_key(
-        "target_dir", "targetDir", None, description="DDL repository root; default <home>/snowflake/repository."
+        "target_dir",
+        "targetDir",
+        None,
+        description="DDL repository root; default <home>/snowflake/repository.",
     )
     databases: list[str] = Field(default_factory=list, description="Databases to sync; empty = all visible.")
     include: list[str] = Field(
@@ -232,14 +243,18 @@ class SnowflakeSyncSettings(_Model):
 class SnowflakeSettings(_Model):
     """The snowflake toolset: the `snow` CLI connection, the metadata-only guardrail, the DDL repository."""
 
-    connection: str | None = Field(None, description="Connection name in the snow config; default: its default.")
+    connection: str | None = Field(
+        None, description="Connection name in the snow config; default: its default."
+    )
     connections: list[str] = Field(
         default_factory=list, description="Other connection names a tool call may choose."
     )
     config_file: Path | None = _spec_key("config_file", "configFile", None)
     cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
     timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
-    project_file: Path | None = Field(None, description="A spec-format project.yaml mapped onto this section.")
+    project_file: Path | None = Field(
+        None, description="A spec-format project.yaml mapped onto this section."
+    )
     defaults: SnowflakeDefaultsSettings = Field(default_factory=SnowflakeDefaultsSettings)
     exclusions: SnowflakeExclusionSettings = Field(default_factory=SnowflakeExclusionSettings)
     guardrail: SnowflakeGuardrailSettings = Field(default_factory=SnowflakeGuardrailSettings)

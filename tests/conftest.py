@@ -87,11 +87,12 @@ def fakesnow_server() -> Iterator[dict[str, object]]:
 
 @pytest.fixture(scope="session")
 def snowflake_stack(tmp_path_factory: pytest.TempPathFactory):
-    """fakesnow on loopback + a snow CLI connection to it (tests/fakes/snowflake_stack.py); skips without `snow`."""
-    from tests.fakes.snowflake_stack import snow_cli, start_stack
+    """fakesnow on loopback seeded with canaries + a snow CLI config (tests/fakes/snowflake_stack.py).
 
-    if snow_cli() is None:
-        pytest.skip("the snow CLI is not installed (`make setup` puts it in .tools/bin)")
+    `stack.cli` is None when the snow CLI is not installed; tests that run it call `stack.require_cli()`.
+    """
+    from tests.fakes.snowflake_stack import start_stack
+
     with start_stack(tmp_path_factory.mktemp("snowflake")) as stack:
         yield stack
 

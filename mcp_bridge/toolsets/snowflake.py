@@ -1,15 +1,196 @@
-"""snowflake: Snowflake through the snow CLI, behind a metadata-only proxy.
+"""snowflake: Snowflake through the `snow` CLI, behind a metadata-only proxy (snowflake-cli-mcp spec).
 
-The tools arrive with this toolset's issue; until then the sub-server is mounted with no tools.
+Tool names and parameters follow the spec (camelCase). Departures, per DESIGN.md: queries are classified on
+the sqlglot AST (METADATA / SCALAR / DATA / WRITE, deny by default), DATA answers carry schema and safe
+statistics only, exclusions are checked before anything runs, GET_DDL / OBJECT_DEPENDENCIES fall back to
+INFORMATION_SCHEMA and parsed view definitions (answers say so), and execute_ddl / sync_objects run as
+audited Dagster runs. Errors carry the spec's code (`code`: E1001...) next to the stable `error` name.
 """
 
 from __future__ import annotations
 
-from fastmcp import FastMCP
+from typing import Annotated, Any, Literal
 
+from fastmcp import FastMCP
+from pydantic import Field
+
+from ade_platform.lib.snowflake.objects import OBJECT_TYPES
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import new_toolset
+from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
+from mcp_bridge.toolsets.snowflake_live import register_live_tools
+from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime, failures
+
+ObjectType = Literal[OBJECT_TYPES]  # type: ignore[valid-type]
+Connection = Annotated[
+    str | None,
+    Field(
+        max_length=255, description="Connection name from the snow CLI config; default: the configured one."
+    ),
+]
+Query = Annotated[str, Field(min_length=1, max_length=100_000, description="One SQL statement.")]
+Database = Annotated[str | None, Field(max_length=255, description="Database; default: the connection's.")]
+Schema = Annotated[str | None, Field(max_length=255, description="Schema; default: the connection's.")]
+ObjectName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=1000,
+        description="Object name, optionally qualified (DB.SCHEMA.NAME); functions/procedures as NAME(ARG_TYPES).",
+    ),
+]
+
+INSTRUCTIONS = (
+    "Snowflake through the snow CLI behind a metadata-only proxy: agents learn schema, never data. "
+    "execute_sql runs one statement: metadata (SHOW, DESCRIBE, INFORMATION_SCHEMA) comes back as rows, "
+    "counting aggregates as values, anything that reads rows as column names/types with row count and null "
+    "percentages only when they cannot answer a predicate. Writes go through execute_ddl (audited). "
+    "Objects matching the exclusion patterns are never queried."
+)
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("snowflake", "Snowflake through the snow CLI, behind a metadata-only proxy.")
+    return build_with(SnowflakeRuntime(ctx))
+
+
+def build_with(rt: SnowflakeRuntime) -> FastMCP:
+    """The toolset over a given runtime (tests pass one whose runner is not the snow CLI)."""
+    server = new_toolset("snowflake", INSTRUCTIONS)
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def execute_sql(query: Query, connection: Connection = None) -> dict[str, Any]:
+        """Run one SQL statement through the metadata-only proxy.
+
+        METADATA (SHOW, DESCRIBE, allow-listed INFORMATION_SCHEMA / ACCOUNT_USAGE views, GET_DDL) returns
+        rows, minus rows naming excluded objects. SCALAR (COUNT / COUNT_IF / APPROX_COUNT_DISTINCT over one
+        table, null tests only) returns the values. DATA returns `columns` (name, type, null_percentage),
+        `row_count` and, for VARIANT columns, `variant_interfaces` (TypeScript: keys and types, never values);
+        statistics and types are withheld (null) when the query shape could answer a predicate. Writes,
+        batches and excluded objects are refused before anything runs.
+        """
+        with failures():
+            _, proxy = rt.services(connection)
+            return rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def execute_scalar(
+        query: Query,
+        connection: Connection = None,
+        limit: Annotated[int, Field(ge=1, le=100_000, description="Max rows to return.")] = 100,
+    ) -> dict[str, Any]:
+        """Run a metadata or counting query and return its values (at most `limit` rows, capped by
+        guardrail.maxScalarRows). Anything that would return row values is refused with QUERY_CLASSIFIED
+        (use execute_sql for a redacted answer)."""
+        with failures():
+            _, proxy = rt.services(connection)
+            return rt.audited(
+                "execute_scalar",
+                {"query": query, "limit": limit},
+                connection,
+                lambda: proxy.execute_scalar(query, limit),
+            )
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def list_objects(
+        objectType: Annotated[ObjectType, Field(description="Kind of object to list.")],
+        database: Database = None,
+        schema: Schema = None,
+        like: Annotated[
+            str | None, Field(max_length=255, description="SQL LIKE pattern on the name.")
+        ] = None,
+        connection: Connection = None,
+    ) -> dict[str, Any]:
+        """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
+        or schema. Rows are Snowflake's SHOW columns; excluded objects and people's details are removed."""
+        with failures():
+            service, _ = rt.services(connection)
+            return rt.audited(
+                "list_objects",
+                {"objectType": objectType, "database": database, "schema": schema, "like": like},
+                connection,
+                lambda: service.list_objects(objectType, database, schema, like),
+            )
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def describe_object(
+        objectType: Annotated[ObjectType, Field(description="Kind of object.")],
+        objectName: ObjectName,
+        database: Database = None,
+        schema: Schema = None,
+        connection: Connection = None,
+    ) -> dict[str, Any]:
+        """Detailed metadata of one object (`snow object describe`): columns with types, nullability,
+        defaults and comments for tables and views; properties for other kinds."""
+        with failures():
+            service, _ = rt.services(connection)
+            return rt.audited(
+                "describe_object",
+                {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
+                connection,
+                lambda: service.describe_object(objectType, objectName, database, schema),
+            )
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def get_ddl(
+        objectType: Annotated[str, Field(max_length=40, description=f"One of: {', '.join(OBJECT_TYPES)}.")],
+        objectName: ObjectName,
+        database: Database = None,
+        schema: Schema = None,
+        connection: Connection = None,
+    ) -> dict[str, Any]:
+        """The DDL that recreates an object (GET_DDL). Where GET_DDL is unavailable the DDL is rebuilt from
+        INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`) and `note` explains."""
+        with failures():
+            service, _ = rt.services(connection)
+            return rt.audited(
+                "get_ddl",
+                {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
+                connection,
+                lambda: service.get_ddl(objectType, objectName, database, schema),
+            )
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def get_lineage(
+        objectName: ObjectName,
+        objectType: Annotated[Literal["table", "view"], Field(description="table or view.")],
+        database: Database = None,
+        schema: Schema = None,
+        direction: Annotated[
+            Literal["upstream", "downstream", "both"], Field(description="Which side to traverse.")
+        ] = "both",
+        connection: Connection = None,
+        depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; null = all.")] = None,
+    ) -> dict[str, Any]:
+        """Upstream/downstream dependencies of a table or view (OBJECT_DEPENDENCIES; where unavailable,
+        sqlglot over view definitions - `source` and `note` say so). Nodes carry hop distance and side."""
+        with failures():
+            service, _ = rt.services(connection)
+            return rt.audited(
+                "get_lineage",
+                {"objectName": objectName, "objectType": objectType, "direction": direction, "depth": depth},
+                connection,
+                lambda: service.get_lineage(objectName, objectType, database, schema, direction, depth),
+            )
+
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    def get_dependencies(
+        objectName: ObjectName,
+        objectType: Annotated[
+            Literal["view", "materialized_view", "function", "procedure"],
+            Field(description="Kind of object."),
+        ],
+        database: Database = None,
+        schema: Schema = None,
+        connection: Connection = None,
+    ) -> dict[str, Any]:
+        """The objects a view, materialized view, function or procedure reads directly."""
+        with failures():
+            service, _ = rt.services(connection)
+            return rt.audited(
+                "get_dependencies",
+                {"objectName": objectName, "objectType": objectType},
+                connection,
+                lambda: service.get_dependencies(objectName, objectType, database, schema),
+            )
+
+    register_live_tools(server, rt)
+    return server

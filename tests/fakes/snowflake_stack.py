@@ -17,6 +17,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from tests.conftest import REPO_ROOT
 
@@ -150,39 +153,39 @@ def write_snow_config(home: Path, port: int) -> Path:
 class SnowflakeStack:
     port: int
     config_file: Path
-    cli: str
+    cli: str | None
     home: Path
 
-    def ade_yaml(self, ade_home: Path, **extra: str) -> Path:
-        """An ade.yaml with a snowflake section pointing at this stack (and nothing else configured)."""
+    def require_cli(self) -> str:
+        if self.cli is None:
+            import pytest
+
+            pytest.skip("the snow CLI is not installed (`make setup` puts it in .tools/bin)")
+        return self.cli
+
+    def ade_yaml(self, ade_home: Path, **overrides: Any) -> Path:
+        """An ade.yaml with a snowflake section pointing at this stack (``overrides`` replace its keys)."""
         ade_home.mkdir(parents=True, exist_ok=True)
         path = ade_home.parent / f"ade-{ade_home.name}.yaml"
-        lines = [
-            f"home: {ade_home}",
-            "mcp:",
-            "  toolsets: [snowflake]",
-            "snowflake:",
-            f"  connection: {CONNECTION}",
-            f"  config_file: {self.config_file}",
-            f"  cli_path: {self.cli}",
-            "  timeout_seconds: 90",
-            f"  defaults: {{database: {DATABASE}, schema: {SCHEMA}}}",
-            "  exclusions:",
-            f"    patterns: [{', '.join(repr(p) for p in EXCLUSIONS)}]",
-            "  guardrail: {max_scalar_rows: 50, max_stat_rows: 1000, variant_sample_size: 20}",
-            "  sync:",
-            f"    databases: [{DATABASE}]",
-        ]
-        lines += [f"  {k}: {v}" for k, v in extra.items()]
-        path.write_text("\n".join(lines) + "\n")
+        section: dict[str, Any] = {
+            "connection": CONNECTION,
+            "config_file": str(self.config_file),
+            "cli_path": self.cli,
+            "timeout_seconds": 90,
+            "defaults": {"database": DATABASE, "schema": SCHEMA},
+            "exclusions": {"patterns": EXCLUSIONS},
+            "guardrail": {"max_scalar_rows": 50, "max_stat_rows": 1000, "variant_sample_size": 20},
+            "sync": {"databases": [DATABASE]},
+            **overrides,
+        }
+        doc = {"home": str(ade_home), "mcp": {"toolsets": ["snowflake"]}, "snowflake": section}
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
         return path
 
 
 @contextlib.contextmanager
 def start_stack(workdir: Path) -> Iterator[SnowflakeStack]:
     cli = snow_cli()
-    if cli is None:
-        raise FileNotFoundError("snow")
     port = free_port()
     log = (workdir / "fakesnow.log").open("wb")
     proc = subprocess.Popen(

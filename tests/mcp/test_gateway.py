@@ -129,7 +129,9 @@ def test_error_codes_have_hints() -> None:
 
 def test_portable_tool_names_have_no_dots(tmp_path: Path) -> None:
     spec_names = {t.name for t in list_tools(build_server(_settings(tmp_path)))}
-    portable = {t.name for t in list_tools(build_server(_settings(tmp_path, "mcp:\n  tool_names: portable\n")))}
+    portable = {
+        t.name for t in list_tools(build_server(_settings(tmp_path, "mcp:\n  tool_names: portable\n")))
+    }
     assert any("." in name for name in spec_names), "the snowfakery spec names its tools with dots"
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in portable), sorted(portable)
     assert len(portable) == len(spec_names)

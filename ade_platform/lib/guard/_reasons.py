@@ -62,6 +62,7 @@ REASON_TEXT: dict[str, str] = {
     # unanalysable text
     "empty_statement": "no statement",
     "too_long": "text longer than the policy allows",
+    "too_complex": "expression nesting too deep to analyse",
     "tokenize_error": "text cannot be tokenized",
     "parse_error": "text cannot be parsed",
     "statement_split_mismatch": "tokenizer and parser disagree on statement boundaries",

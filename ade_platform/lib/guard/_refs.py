@@ -239,10 +239,8 @@ class _Scanner:
         text = display(
             tuple((_ident_text(x) or "").upper() for x in (catalog, schema, name) if x is not None)
         )
+        view = _snowflake_norm(name) if isinstance(name, exp.Identifier) else ""
         if _loose(schema, "INFORMATION_SCHEMA"):
-            view = (
-                (name.name if name.quoted else name.name.upper()) if isinstance(name, exp.Identifier) else ""
-            )
             if not _exact(schema, "INFORMATION_SCHEMA") or view.upper() != view:
                 self.scan.add(self.scan.blockers, f"lookalike_metadata:{text}")
                 return False
@@ -252,9 +250,6 @@ class _Scanner:
             return False
         if _loose(schema, "ACCOUNT_USAGE"):
             # ACCOUNT_USAGE is only trustworthy in the shared SNOWFLAKE database; elsewhere anyone can create it.
-            view = (
-                (name.name if name.quoted else name.name.upper()) if isinstance(name, exp.Identifier) else ""
-            )
             if not (_exact(catalog, "SNOWFLAKE") and _exact(schema, "ACCOUNT_USAGE")) or view.upper() != view:
                 self.scan.add(self.scan.blockers, f"lookalike_metadata:{text}")
                 return False

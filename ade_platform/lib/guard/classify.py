@@ -163,7 +163,10 @@ def _classify(sql: str, policy: GuardPolicy) -> _Verdict:
         return _unanalysable(sql, tokens, "parse_error")
     if len(trees) != len(statements):
         return _unanalysable(sql, tokens, "statement_split_mismatch")
-    verdicts = [_analyse(tree, toks, policy) for tree, toks in zip(trees, statements, strict=True)]
+    try:
+        verdicts = [_analyse(tree, toks, policy) for tree, toks in zip(trees, statements, strict=True)]
+    except RecursionError:  # pathologically deep expressions: refuse to reason about them
+        return _unanalysable(sql, tokens, "too_complex")
     verdict = verdicts[0] if len(verdicts) == 1 else _merge(verdicts)
     flags = _raw_flags(sql)
     if len(verdicts) > 1:

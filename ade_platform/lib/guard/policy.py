@@ -125,7 +125,10 @@ class GuardPolicy:
 @lru_cache(maxsize=512)
 def _glob(pattern: str) -> re.Pattern[str]:
     # Hand-rolled rather than fnmatch: '[' stays literal, so a pattern always matches its own text.
-    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    # Runs of '*' collapse to one, which keeps backtracking linear for patterns like '**PII**'.
+    body = "".join(
+        ".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in re.sub(r"\*+", "*", pattern)
+    )
     return re.compile(body, re.IGNORECASE | re.DOTALL)
 
 

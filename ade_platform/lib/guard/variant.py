@@ -24,6 +24,7 @@ _FIELD_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.:\-]{0,63}")
 _TS_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}", re.I)
 _PRIMITIVE_ORDER = ("string", "number", "boolean", "null")
+_TOO_DEEP = object()  # JSON text nested beyond what the parser can recurse into
 
 
 @dataclass
@@ -39,7 +40,7 @@ class _Shape:
     unknown: bool = False  # depth limit reached
 
     def add(self, value: Any, depth: int = 0) -> None:
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH or value is _TOO_DEEP:
             self.unknown = True
         elif value is None:
             self.primitives.add("null")
@@ -94,6 +95,8 @@ def _parse(value: Any) -> Any:
             return json.loads(value)
         except (ValueError, TypeError):
             return ""
+        except RecursionError:
+            return _TOO_DEEP
     return value
 
 
@@ -170,7 +173,7 @@ def infer_variant_interface(values: Iterable[Any], name: str, sample_size: int) 
     only_objects = (
         shape.objects and not shape.primitives - {"null"} and shape.array is None and not shape.unknown
     )
-    if only_objects and not shape.is_map():
+    if only_objects and not shape.is_map() and shape.keys:
         body = _render_object(shape, 0)
         if "null" in shape.primitives:
             return f"{header}type {type_name} = {body} | null;\n"

@@ -1,0 +1,160 @@
+"""Snowflake: guardrail classification time per statement, and the proxy's overhead over plain `snow sql`.
+
+    python -m benchmarks.snowflake.run [--quick]
+
+Classification: `classify_sql` (sqlglot AST, Snowflake dialect, exclusion checks) over a few hundred
+real-world-shaped statements plus both guard corpora, p50/p95 per statement.
+Proxy overhead: the same statement as a plain `snow sql -q ... --format JSON_EXT` subprocess, and through
+`execute_sql` (classify -> wrap -> the same CLI call -> redact) directly and through MCP (in-memory
+client), against a local fakesnow server; ratio of medians. Skipped when `snow` is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ade_platform.clients.snow_cli import SnowCli
+from ade_platform.lib.guard import GuardPolicy, classify_sql
+from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits
+from benchmarks.snowflake.queries import corpora, real_world
+
+POLICY = GuardPolicy(
+    exclusion_patterns=("PROD_*", "*_BACKUP", "*.HR.*", "*PII*"),
+    default_database="ANALYTICS",
+    default_schema="MARTS",
+)
+STATEMENTS = {
+    "DATA": "SELECT * FROM customers",
+    "SCALAR": "SELECT COUNT(*) FROM customers",
+    "METADATA": "SHOW TABLES",
+}
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def bench_classification(quick: bool) -> None:
+    statements = real_world(150 if quick else 400) + corpora()
+    for sql in statements[:20]:
+        classify_sql(sql, POLICY)  # warm sqlglot's caches
+    per = []
+    for sql in statements:
+        started = time.perf_counter()
+        classify_sql(sql, POLICY)
+        per.append(time.perf_counter() - started)
+    long = [t for s, t in zip(statements, per, strict=True) if len(s) > 600]
+    print(f"classification, {len(statements)} statements ({len(long)} dbt-style models over 600 chars)")
+    print(
+        f"    all     p50 {pct(per, 50) * 1000:7.2f} ms   p95 {pct(per, 95) * 1000:7.2f} ms   max {max(per) * 1000:7.2f} ms"
+    )
+    if long:
+        print(f"    models  p50 {pct(long, 50) * 1000:7.2f} ms   p95 {pct(long, 95) * 1000:7.2f} ms")
+
+
+def bench_proxy_work(quick: bool) -> None:
+    """What the proxy adds besides the CLI call: classify, wrap, filter/redact, VARIANT inference."""
+    from tests.fakes.snowflake_runner import ScriptedRunner
+
+    rows = [
+        {
+            "_ADE_PRESENT": True,
+            "ID": i,
+            "EMAIL": f"u{i}@x.com" if i % 3 else None,
+            "PROFILE": {"plan": "p", "n": i},
+        }
+        for i in range(1000)
+    ]
+    show = [{"name": f"T{i}", "database_name": "DB", "schema_name": "APP"} for i in range(1000)]
+    answers = {"DATA": rows, "SCALAR": [{"N": 1000}], "METADATA": show}
+    repeats = 20 if quick else 100
+    print(f"proxy work outside the CLI call (1,000-row results, {repeats} runs)")
+    for kind, sql in STATEMENTS.items():
+        runner = ScriptedRunner(lambda q, kind=kind: answers[kind], database="DB", schema="APP")
+        proxy = Proxy(
+            runner, GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits(max_stat_rows=10_000)
+        )
+        times = timed(lambda sql=sql, proxy=proxy: proxy.execute_sql(sql), repeats)
+        print(f"    {kind:8} p50 {pct(times, 50) * 1000:7.2f} ms   p95 {pct(times, 95) * 1000:7.2f} ms")
+
+
+def bench_proxy(quick: bool) -> None:
+    from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, snow_cli, start_stack
+
+    if snow_cli() is None:
+        print("proxy overhead: skipped (the snow CLI is not installed; `make setup`)")
+        return
+    repeats = 3 if quick else 7
+    os.environ.pop("DAGSTER_HOME", None)  # audit runs of the MCP path go to the temporary ADE_HOME
+    with tempfile.TemporaryDirectory() as tmp, start_stack(Path(tmp)) as stack:
+        cli = SnowCli(
+            connection=CONNECTION,
+            cli_path=stack.cli,
+            config_file=str(stack.config_file),
+            timeout=120,
+            database=DATABASE,
+            schema=SCHEMA,
+        )
+        proxy = Proxy(cli, GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits())
+        server = _mcp_server(stack, Path(tmp))
+        print(f"proxy overhead over plain `snow sql` (fakesnow on loopback, {repeats} runs each, medians)")
+        for kind, sql in STATEMENTS.items():
+            argv = cli.command(["sql", "--query", sql, "--enable-templating", "NONE"])
+            plain = timed(lambda argv=argv: subprocess.run(argv, capture_output=True, check=True), repeats)
+            direct = timed(lambda sql=sql: proxy.execute_sql(sql), repeats)
+            via_mcp = timed(lambda sql=sql: _call(server, sql), repeats)
+            base = statistics.median(plain)
+            print(
+                f"    {kind:8} plain {base * 1000:8.0f} ms   proxy {statistics.median(direct) * 1000:8.0f} ms "
+                f"(x{statistics.median(direct) / base:.2f})   via MCP {statistics.median(via_mcp) * 1000:8.0f} ms "
+                f"(x{statistics.median(via_mcp) / base:.2f})"
+            )
+
+
+def _mcp_server(stack: Any, tmp: Path) -> Any:
+    from ade_platform.config import load_settings
+    from mcp_bridge.server import build_server
+
+    return build_server(load_settings(stack.ade_yaml(tmp / "ade"), env={}))
+
+
+def _call(server: Any, sql: str) -> Any:
+    from fastmcp import Client
+
+    async def go() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool("execute_sql", {"query": sql})
+
+    return asyncio.run(go())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer statements and runs")
+    args = parser.parse_args()
+    bench_classification(args.quick)
+    bench_proxy_work(args.quick)
+    bench_proxy(args.quick)
+
+
+if __name__ == "__main__":
+    main()
