@@ -115,7 +115,7 @@ def bench_proxy(quick: bool) -> None:
             schema=SCHEMA,
         )
         proxy = Proxy(cli, GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits())
-        server = _mcp_server(stack, Path(tmp))
+        server, ctx = _mcp_server(stack, Path(tmp))
         print(f"proxy overhead over plain `snow sql` (fakesnow on loopback, {repeats} runs each, medians)")
         for kind, sql in STATEMENTS.items():
             argv = cli.command(["sql", "--query", sql, "--enable-templating", "NONE"])
@@ -128,13 +128,17 @@ def bench_proxy(quick: bool) -> None:
                 f"(x{statistics.median(direct) / base:.2f})   via MCP {statistics.median(via_mcp) * 1000:8.0f} ms "
                 f"(x{statistics.median(via_mcp) / base:.2f})"
             )
+        ctx.live().flush()  # the audit runs are written in the background; the folder goes away next
 
 
-def _mcp_server(stack: Any, tmp: Path) -> Any:
+def _mcp_server(stack: Any, tmp: Path) -> tuple[Any, Any]:
     from ade_platform.config import load_settings
+    from mcp_bridge.context import BridgeContext
     from mcp_bridge.server import build_server
 
-    return build_server(load_settings(stack.ade_yaml(tmp / "ade"), env={}))
+    settings = load_settings(stack.ade_yaml(tmp / "ade"), env={})
+    ctx = BridgeContext.from_settings(settings)
+    return build_server(settings, ctx=ctx), ctx
 
 
 def _call(server: Any, sql: str) -> Any:

@@ -3,8 +3,8 @@
 Tool names and parameters follow the spec (camelCase). Departures, per DESIGN.md: queries are classified on
 the sqlglot AST (METADATA / SCALAR / DATA / WRITE, deny by default), DATA answers carry schema and safe
 statistics only, exclusions are checked before anything runs, GET_DDL / OBJECT_DEPENDENCIES fall back to
-INFORMATION_SCHEMA and parsed view definitions (answers say so), and execute_ddl / sync_objects run as
-audited Dagster runs. Errors carry the spec's code (`code`: E1001...) next to the stable `error` name.
+INFORMATION_SCHEMA and parsed view definitions (answers say so). Every call is an audited Dagster run:
+execute_ddl / sync_objects in-line, the read-only tools on the fast path (the run record follows). Errors carry the spec's code (`code`: E1001...) next to the stable `error` name.
 """
 
 from __future__ import annotations

@@ -75,6 +75,7 @@ def test_execute_bounds_rows_and_is_an_audited_run(wh: tuple[Settings, Any, Brid
         and body["elapsed_ms"] >= 0
     )
     assert body["provenance"]["source"] == "live"
+    ctx.live().flush()  # read-only live tools record their audit run in the background
     run = ctx.live().instance().get_run_by_id(body["provenance"]["run_id"])
     assert run.tags[TAG_TOOL] == "warehouse_execute" and run.job_name == "live__warehouse_execute"
     arguments = json.loads(run.tags[TAG_ARGUMENTS])
@@ -124,6 +125,7 @@ def test_refused_sql_changes_nothing_and_starts_no_run(
     before = _state(path)
     from dagster import RunsFilter
 
+    ctx.live().flush()  # earlier calls' background audit runs must not land inside this count
     runs_before = len(ctx.live().instance().get_runs(RunsFilter(tags={TAG_TOOL: "warehouse_execute"})))
     results = call_tools(
         server, [("warehouse_execute", {"sql": sql}), ("warehouse_explain_query", {"sql": sql})]
@@ -131,6 +133,7 @@ def test_refused_sql_changes_nothing_and_starts_no_run(
     for ok, body in results:
         assert not ok and body["error"] == "dml_not_permitted", body
     assert _state(path) == before
+    ctx.live().flush()
     assert (
         len(ctx.live().instance().get_runs(RunsFilter(tags={TAG_TOOL: "warehouse_execute"}))) == runs_before
     )

@@ -224,3 +224,56 @@ def test_internal_statements_are_guarded() -> None:
         service.metadata("SELECT * FROM customers")  # our own statements must be METADATA
     with pytest.raises(SnowflakeError):
         service.metadata("SELECT GET_DDL('TABLE', 'DB.PROD_HR.SALARIES')")
+
+
+def test_get_ddl_and_object_dependencies_when_available() -> None:
+    def answer(q: str) -> list[dict[str, Any]]:
+        if "AS I, GET_DDL" in q:  # the sync batch of GET_DDL calls
+            return [{"I": 0, "DDL": "create or replace TABLE DB.APP.T (ID NUMBER);"}]
+        if "GET_DDL" in q:
+            return [{"DDL": "create or replace view DB.APP.V as select * from t;"}]
+        if "OBJECT_DEPENDENCIES" in q:
+            return [
+                {
+                    "REFERENCED_DATABASE": "DB",
+                    "REFERENCED_SCHEMA": "APP",
+                    "REFERENCED_OBJECT_NAME": "T",
+                    "REFERENCED_OBJECT_DOMAIN": "TABLE",
+                    "REFERENCING_DATABASE": "DB",
+                    "REFERENCING_SCHEMA": "APP",
+                    "REFERENCING_OBJECT_NAME": "V",
+                    "REFERENCING_OBJECT_DOMAIN": "VIEW",
+                },
+                {
+                    "REFERENCED_DATABASE": "DB",
+                    "REFERENCED_SCHEMA": "PROD_HR",
+                    "REFERENCED_OBJECT_NAME": "S",
+                    "REFERENCED_OBJECT_DOMAIN": "TABLE",
+                    "REFERENCING_DATABASE": "DB",
+                    "REFERENCING_SCHEMA": "APP",
+                    "REFERENCING_OBJECT_NAME": "V",
+                    "REFERENCING_OBJECT_DOMAIN": "VIEW",
+                },
+            ]
+        return []
+
+    service = SnowflakeService(ScriptedRunner(answer), POLICY)
+    ddl = service.get_ddl("view", "V", None, None)
+    assert (
+        ddl["source"] == "get_ddl" and "note" not in ddl and ddl["ddl"].startswith("create or replace view")
+    )
+    deps = service.get_dependencies("V", "view", None, None)
+    assert deps["source"] == "object_dependencies"
+    assert deps["dependencies"] == [{"name": "DB.APP.T", "type": "TABLE"}]  # DB.PROD_HR.S is excluded
+
+    from ade_platform.lib.snowflake.sync import Inventory, RepoObject, _apply_get_ddl
+
+    inv = Inventory(
+        objects=[
+            RepoObject("table", "DB", "APP", "T", "reconstructed", "information_schema"),
+            RepoObject("schema", "DB", None, "APP", "create schema DB.APP", "information_schema"),
+        ]
+    )
+    _apply_get_ddl(service, inv)
+    assert inv.objects[0].source == "get_ddl" and inv.objects[0].ddl.startswith("create or replace TABLE")
+    assert inv.objects[1].source == "information_schema"  # containers keep their own CREATE only

@@ -51,6 +51,26 @@ class ResolvedTable:
         return ".".join(self.parts)
 
 
+def resolved_table(rows: Sequence[Sequence[Any]], parts: Sequence[str], warehouse: str) -> ResolvedTable:
+    """Exactly one table from INFORMATION_SCHEMA.COLUMNS rows (catalog, schema, table, column, type,
+    is_nullable, position); none is table_not_found, several an ambiguity the caller must qualify."""
+    found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for cat, schema, table, column, dtype, nullable, position in rows:
+        found.setdefault((cat, schema, table), []).append(
+            {"name": column, "type": dtype, "nullable": nullable in ("YES", True), "position": position}
+        )
+    name = ".".join(parts)
+    if not found:
+        raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{warehouse}'")
+    if len(found) > 1:
+        options = ", ".join(".".join(k[1:]) for k in sorted(found))
+        raise WarehouseError(
+            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
+        )
+    ((key, columns),) = found.items()
+    return ResolvedTable(parts=key, columns=columns)
+
+
 def jsonable(value: Any) -> Any:
     """A value as JSON can carry it: decimals as numbers, times as ISO text, bytes as base64."""
     if value is None or isinstance(value, (bool, int, float, str)):

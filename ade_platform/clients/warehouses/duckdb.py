@@ -16,6 +16,7 @@ from ade_platform.clients.warehouses.base import (
     ResolvedTable,
     WarehouseClient,
     WarehouseError,
+    resolved_table,
     safe_message,
     to_dicts,
     unique_columns,
@@ -158,22 +159,4 @@ class DuckDBClient(WarehouseClient):
         )
         with self.connect() as con:
             _, rows = self._run(con, sql, {"t": table, "s": schema, "d": database})
-        return _resolved(rows, parts, self.name)
-
-
-def _resolved(rows: list[tuple], parts: Sequence[str], warehouse: str) -> ResolvedTable:
-    found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for cat, schema, table, column, dtype, nullable, position in rows:
-        found.setdefault((cat, schema, table), []).append(
-            {"name": column, "type": dtype, "nullable": nullable in ("YES", True), "position": position}
-        )
-    name = ".".join(parts)
-    if not found:
-        raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{warehouse}'")
-    if len(found) > 1:
-        options = ", ".join(".".join(k[1:]) for k in sorted(found))
-        raise WarehouseError(
-            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
-        )
-    ((key, columns),) = found.items()
-    return ResolvedTable(parts=key, columns=columns)
+        return resolved_table(rows, parts, self.name)

@@ -19,6 +19,7 @@ from ade_platform.clients.warehouses.base import (
     WarehouseClient,
     WarehouseError,
     history_row,
+    resolved_table,
     safe_message,
     to_dicts,
     unique_columns,
@@ -236,21 +237,7 @@ class SnowflakeClient(WarehouseClient):
             "order by table_schema, ordinal_position"
         )
         _, rows, _ = self._execute(sql, {"t": table, "s": schema})
-        found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-        for cat, sch, tbl, column, dtype, nullable, position in rows:
-            found.setdefault((cat, sch, tbl), []).append(
-                {"name": column, "type": dtype, "nullable": nullable == "YES", "position": position}
-            )
-        name = ".".join(parts)
-        if not found:
-            raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{self.name}'")
-        if len(found) > 1:
-            options = ", ".join(".".join(k[1:]) for k in sorted(found))
-            raise WarehouseError(
-                "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
-            )
-        ((key, columns),) = found.items()
-        return ResolvedTable(parts=key, columns=columns)
+        return resolved_table(rows, parts, self.name)
 
 
 def _full_type(data_type: str, precision: Any, scale: Any) -> str:
