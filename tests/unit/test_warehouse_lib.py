@@ -255,7 +255,7 @@ def test_duplicates_answer_shape() -> None:
 
 def test_error_messages_keep_identifiers_and_drop_values_and_paths() -> None:
     sql = "select cast(name as int) from raw.customers where nme = 'secret'"
-    message = "Conversion Error: Could not convert string 'Alice' to INT32 in 'name' at /home/x/db.duckdb\nLINE 1: ..."
+    message = "Conversion Error: Could not convert string 'Alice' to INT32 in 'name' at /srv/data/db.duckdb\nLINE 1: ..."
     safe = safe_message(message, sql)
     assert "Alice" not in safe and "'name'" in safe and "/home" not in safe and "LINE" not in safe
     assert "secret" not in safe_message("value 'secret' is bad", sql)
