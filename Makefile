@@ -7,7 +7,7 @@ TOOLS := .tools
 # The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
 export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
-.PHONY: setup demo test bench lint format snapshot clean
+.PHONY: setup demo test test-slow bench lint format snapshot clean
 
 $(VENV)/.synced: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -25,8 +25,11 @@ setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 	$(VENV)/bin/ade dev --materialize
 
-test: setup  ## the whole default test suite
+test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q
+
+test-slow: setup  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
+	$(PY) -m pytest -q -m slow
 
 bench: setup  ## performance figures (benchmarks/README.md)
 	$(PY) -m benchmarks.run

@@ -48,22 +48,34 @@ def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> bool:
     return False
 
 
-_LOCATIONS_QUERY = "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
+_LOCATIONS_QUERY = (
+    "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus"
+    " locationOrLoadError { __typename ... on PythonError { message } } } } } }"
+)
 
 
-def _wait_code_location(ui_url: str, timeout: float, proc: subprocess.Popen) -> bool:
-    """The UI answers before the code location has loaded; wait until every location is LOADED."""
+def _wait_code_location(ui_url: str, timeout: float, proc: subprocess.Popen) -> str | None:
+    """The UI answers before the code location has loaded: wait until every location is LOADED.
+
+    Returns None when all loaded cleanly, else the reason (a location's load error or the timeout): a location can
+    reach LOADED with a Python error instead of definitions, and then the UI shows no assets.
+    """
     deadline = time.time() + timeout
     while time.time() < deadline and proc.poll() is None:
         try:
             reply = httpx.post(f"{ui_url}/graphql", json={"query": _LOCATIONS_QUERY}, timeout=10).json()
             entries = reply["data"]["workspaceOrError"]["locationEntries"]
             if entries and all(e["loadStatus"] == "LOADED" for e in entries):
-                return True
+                errors = [
+                    f"{e['name']}: {(e.get('locationOrLoadError') or {}).get('message', '').strip()}"
+                    for e in entries
+                    if (e.get("locationOrLoadError") or {}).get("__typename") == "PythonError"
+                ]
+                return "; ".join(errors) or None
         except (httpx.HTTPError, KeyError, TypeError, ValueError):
             pass
         time.sleep(1)
-    return False
+    return "the code location did not load in time" if proc.poll() is None else "dagster dev exited"
 
 
 def run_dev(
@@ -81,6 +93,8 @@ def run_dev(
     host = "127.0.0.1"
     mcp_port = mcp_port or settings.mcp.http.port
     env = {**os.environ, "ADE_HOME": str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
+    # The children find this environment's tools (dbt, snow) even when `ade` was started by its full path.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     if settings.config_path:
         env["ADE_CONFIG"] = str(settings.config_path)
     log_dir = settings.home / "logs"
@@ -106,12 +120,17 @@ def run_dev(
     ui_url = f"http://{host}:{ui_port}"
     mcp_url = f"http://{host}:{mcp_port}/mcp"
     print("Starting the Dagster UI and the MCP gateway (logs in", log_dir, ") ...")
-    ui_ok = _wait_http(f"{ui_url}/server_info", 180, procs["dagster"]) and _wait_code_location(
-        ui_url, 300, procs["dagster"]
+    ui_problem = (
+        _wait_code_location(ui_url, 300, procs["dagster"])
+        if _wait_http(f"{ui_url}/server_info", 180, procs["dagster"])
+        else "the web server did not answer"
     )
+    ui_ok = ui_problem is None
     mcp_ok = _wait_http(mcp_url, 60, procs["mcp"])
     print()
     print(f"  Dagster UI   {ui_url}   {'up' if ui_ok else 'NOT UP: see ' + str(log_dir / 'dagster.log')}")
+    if not ui_ok:
+        print(f"               {ui_problem.splitlines()[0][:300]}")
     print(f"  MCP gateway  {mcp_url}   {'up' if mcp_ok else 'NOT UP: see ' + str(log_dir / 'mcp.log')}")
     print()
     print("MCP client configuration (stdio) for Claude Desktop (claude_desktop_config.json) or Claude Code")

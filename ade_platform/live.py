@@ -21,6 +21,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,10 @@ TAG_SOURCE = "ade/source"
 TAG_PATH = "ade/path"
 _MAX_TAG_CHARS = 2000
 _OP_NAME = re.compile(r"[^A-Za-z0-9_]")
+# One Dagster execution at a time per process: `execute_in_process` swaps process-global state (log capture,
+# signal handlers), so a background audit run concurrent with a foreground run can corrupt it.
+_EXECUTION_LOCK = threading.Lock()
+_RUNNERS: weakref.WeakSet[LiveRunner] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class LiveRunner:
             queue.Queue()
         )
         self._auditor: threading.Thread | None = None
+        _RUNNERS.add(self)
 
     def instance(self) -> Any:
         with self._lock:
@@ -102,10 +108,12 @@ class LiveRunner:
                 captured["error"] = exc
                 raise
 
+        instance = self.instance()
         started = time.perf_counter()
-        result = self._job(tool, body).execute_in_process(
-            instance=self.instance(), tags=tags, raise_on_error=False
-        )
+        with _EXECUTION_LOCK:
+            result = self._job(tool, body).execute_in_process(
+                instance=instance, tags=tags, raise_on_error=False
+            )
         elapsed = (time.perf_counter() - started) * 1000
         if "error" in captured:
             raise captured["error"]
@@ -165,9 +173,11 @@ class LiveRunner:
                 code = getattr(error, "code", None)
                 raise RuntimeError(f"{tool} failed: {type(error).__name__}{f' ({code})' if code else ''}")
 
-        self._job(tool, body).execute_in_process(
-            instance=self.instance(), tags=tags, run_id=run_id, raise_on_error=False
-        )
+        instance = self.instance()
+        with _EXECUTION_LOCK:
+            self._job(tool, body).execute_in_process(
+                instance=instance, tags=tags, run_id=run_id, raise_on_error=False
+            )
 
     @staticmethod
     def _job(tool: str, body: Callable[[], None]) -> Any:
@@ -184,6 +194,12 @@ class LiveRunner:
             live_op()
 
         return live_job
+
+
+def flush_all(timeout: float = 60) -> None:
+    """Wait for the pending audit runs of every runner in this process (tests call it between tests)."""
+    for runner in list(_RUNNERS):
+        runner.flush(timeout)
 
 
 def _truncate(text: str) -> str:

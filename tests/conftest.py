@@ -22,6 +22,17 @@ def settings_for(home: Path, **env: str) -> Settings:
     return load_settings(REPO_ROOT / "ade.yaml", env={**os.environ, "ADE_HOME": str(home), **env})
 
 
+@pytest.fixture(autouse=True)
+def _no_background_dagster_between_tests() -> Iterator[None]:
+    """A test's read-only live calls write their audit runs in the background: let them land before the next
+    test starts, so no Dagster run of one test overlaps another's (or its deleted temporary folder)."""
+    yield
+    import sys
+
+    if "ade_platform.live" in sys.modules:
+        sys.modules["ade_platform.live"].flush_all(60)
+
+
 @pytest.fixture
 def tmp_settings(tmp_path: Path) -> Settings:
     return settings_for(tmp_path / "ade")

@@ -9,7 +9,9 @@ from ade_platform.config import Settings
 pytestmark = pytest.mark.integration
 
 
-def test_definitions_load_with_groups_descriptions_jobs_and_schedule(tmp_settings: Settings) -> None:
+def test_definitions_load_with_groups_descriptions_jobs_and_schedule(
+    tmp_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ade_platform.definitions import EVERYTHING_JOB, METADATA_JOB, build_definitions
 
     defs = build_definitions(tmp_settings)
@@ -38,6 +40,15 @@ def test_definitions_load_with_groups_descriptions_jobs_and_schedule(tmp_setting
     assert graph.get(
         next(k for k in graph.get_all_asset_keys() if k.to_user_string() == "stg_customers")
     ).parent_keys
+
+    # `dagster dev` re-parses the dbt project at load, with this environment's dbt: an MCP host or a service
+    # manager that starts us need not have dbt on PATH.
+    manifest = tmp_settings.dbt_target_path / "manifest.json"
+    first = manifest.stat().st_mtime_ns
+    monkeypatch.setenv("DAGSTER_IS_DEV_CLI", "1")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    build_definitions(tmp_settings)
+    assert manifest.stat().st_mtime_ns > first
 
 
 def test_workspace_module_exposes_lazy_definitions() -> None:

@@ -112,7 +112,6 @@ def test_validate_verdict_matches_the_cli(corpus_server: FastMCP, row: dict[str,
         assert any(core in e["message"] for e in verdict["errors"]), (core, verdict["errors"])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("row", VALID)
 def test_valid_recipes_run_once(corpus_server: FastMCP, row: dict[str, str] | None) -> None:
     assert row is not None

@@ -99,6 +99,7 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
     assert {"METADATA", "SCALAR", "DATA"} <= kinds
 
 
+@pytest.mark.slow  # ~70 s: each of the corpus statements is a real `snow` process; `make test-slow` and CI run it
 def test_no_canary_leaks_through_the_snow_cli(
     snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

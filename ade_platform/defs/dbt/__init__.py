@@ -2,6 +2,7 @@
 (manifest, catalog, run results, source freshness) plus the lineage index, published to the store."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -56,13 +57,13 @@ def build_dbt_project(settings: Settings) -> DbtProject:
         profiles_dir=settings.dbt.profiles_dir,
         target=settings.dbt.target,
     )
-    if not project.manifest_path.exists():
-        # A fresh clone has no manifest: parse once so the code location can load.
+    # A fresh clone has no manifest, and under `dagster dev` the project may have changed since the last parse:
+    # parse here with this environment's dbt (dagster-dbt's own `prepare_if_dev` looks for `dbt` on PATH, which
+    # an MCP host or a service manager need not have).
+    if not project.manifest_path.exists() or os.getenv("DAGSTER_IS_DEV_CLI"):
         DbtCliResource(project_dir=project, dbt_executable=dbt_executable()).cli(
             ["parse", "--quiet"], target_path=project.target_path
         ).wait()
-    else:
-        project.prepare_if_dev()
     return project
 
 
