@@ -41,6 +41,9 @@ _OP_NAME = re.compile(r"[^A-Za-z0-9_]")
 # signal handlers), so a background audit run concurrent with a foreground run can corrupt it.
 _EXECUTION_LOCK = threading.Lock()
 _RUNNERS: weakref.WeakSet[LiveRunner] = weakref.WeakSet()
+# Dagster's console logger would print every DEBUG event to the server's stderr; the events themselves are
+# stored in the run history regardless.
+QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ class LiveRunner:
         instance = self.instance()
         with _EXECUTION_LOCK:
             self._job(tool, body).execute_in_process(
-                instance=instance, tags=tags, run_id=run_id, raise_on_error=False
+                instance=instance, tags=tags, run_id=run_id, run_config=QUIET_CONSOLE, raise_on_error=False
             )
 
     @staticmethod

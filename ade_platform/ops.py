@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ade_platform.config import Settings
+from ade_platform.live import QUIET_CONSOLE
 
 # One run at a time: the embedded DuckDB warehouse accepts a single writing process.
 _DAGSTER_YAML = """telemetry:
@@ -55,6 +56,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
                 instance=instance,
                 asset_selection=list(keys),
                 run_id=run_id,
+                run_config=QUIET_CONSOLE,  # the progress display below reads the stored events instead
                 raise_on_error=False,
                 tags={"ade/source": "cli"},
             )
