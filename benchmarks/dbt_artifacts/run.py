@@ -149,6 +149,7 @@ def bench_size(n_nodes: int, iterations: int) -> dict[str, Any]:
         asyncio.run(_first_call(server, tool_name, args))
         first = time.perf_counter() - t0
         results = asyncio.run(_measure(server, questions, iterations))
+        star = _select_star_first_calls(settings)
         manifest_mb = (target / "manifest.json").stat().st_size / 1e6
         graph = artifacts["manifest"]
         return {
@@ -157,8 +158,31 @@ def bench_size(n_nodes: int, iterations: int) -> dict[str, Any]:
             "generate_s": round(generated, 2),
             "ingest_s": round(ingest, 2),
             "first_query_s": round(first, 2),
+            "select_star": star,
             "tools": results,
         }
+
+
+def _select_star_first_calls(settings: Any) -> dict[str, float]:
+    """The first dbt_find_select_star of a snapshot version (each in a new server: nothing memoized), scanned
+    on demand vs answered from the dbt_select_star asset, and what that asset costs to materialize."""
+    from ade_platform.lib.dbt.publish import publish_select_star
+    from ade_platform.store import StoreReader, StoreWriter
+
+    def first_call() -> float:
+        t0 = time.perf_counter()
+        asyncio.run(_first_call(_server(settings), "dbt_find_select_star", {}))
+        return round(time.perf_counter() - t0, 2)
+
+    on_demand = first_call()
+    t0 = time.perf_counter()
+    publish_select_star(StoreWriter(settings.store_root), StoreReader(settings.store_root), None)
+    asset = round(time.perf_counter() - t0, 2)
+    return {
+        "first_call_on_demand_s": on_demand,
+        "asset_materialize_s": asset,
+        "first_call_from_asset_s": first_call(),
+    }
 
 
 async def _first_call(server: Any, tool_name: str, args: dict[str, Any]) -> None:
@@ -220,6 +244,12 @@ def _print(size: dict[str, Any]) -> None:
     print(
         f"\n{size['nodes']:,} nodes (manifest {size['manifest_mb']} MB): ingest {size['ingest_s']} s, "
         f"first query {size['first_query_s']} s"
+    )
+    star = size["select_star"]
+    print(
+        f"  dbt_find_select_star first call: {star['first_call_on_demand_s']} s scanned on demand, "
+        f"{star['first_call_from_asset_s']} s from the dbt_select_star asset ({star['asset_materialize_s']} s to "
+        "materialize)"
     )
     print(
         f"  {'question (ms)':<24}{'work p50':>10}{'work p95':>10}{'cpu p50':>9}{'mcp p50':>10}{'mcp p95':>10}"

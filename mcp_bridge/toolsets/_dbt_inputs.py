@@ -31,7 +31,13 @@ from ade_platform.lib.dbt.artifacts import (
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.lib.dbt.lookup import NodeLookup, UnresolvedNode
 from ade_platform.lib.dbt.project_files import ProjectFileError, confine
-from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS, LINEAGE_INDEX_ASSET
+from ade_platform.lib.dbt.publish import (
+    ARTIFACT_ASSETS,
+    LINEAGE_INDEX_ASSET,
+    SELECT_STAR_ASSET,
+    file_signature,
+    last_build_sql_index,
+)
 from ade_platform.lib.dbt.schema import catalog_index
 from ade_platform.store import CorruptSnapshot, Provenance, Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -211,7 +217,7 @@ class DbtInputs:
         if other is None:
             return primary, {}
         key = f"sql_supplement:{other[0]}"
-        return primary, derive(manifest, key, lambda _s: sql_source.supplement(primary, other[1]))
+        return primary, derive(manifest, key, lambda _s: sql_source.borrowed_sql(primary, other[1]))
 
     def _last_build_index(self) -> tuple[Any, dict[str, Any]] | None:
         try:
@@ -222,14 +228,31 @@ class DbtInputs:
         cached = self._last_build_sql
         if cached is not None and cached[0] == signature:
             return cached
-        try:
-            with gc_paused():
-                data = orjson.loads(self.last_build.read_bytes())
-            schema_version(data, "manifest")
-        except (orjson.JSONDecodeError, ArtifactError, OSError):
+        index = last_build_sql_index(self.last_build)
+        if index is None:
             return None
-        self._last_build_sql = (signature, sql_source.sql_index(data))
+        self._last_build_sql = (signature, index)
         return self._last_build_sql
+
+    def select_star_report(self, manifest: Snapshot) -> tuple[Snapshot, Snapshot] | None:
+        """(the stored `SELECT *` scan, the lineage index it used) when the scan was computed from exactly the
+        current inputs: this manifest, the latest index, and the same last build where it borrowed from one.
+        None otherwise. Nothing is parsed here: versions and one stat decide."""
+        try:
+            report = self.ctx.reader.latest(SELECT_STAR_ASSET)
+            index = self.ctx.reader.latest(LINEAGE_INDEX_ASSET)
+        except (SnapshotNotFound, CorruptSnapshot):
+            return None
+        source = report.provenance.source
+        current = (
+            source.get("manifest_version") == manifest.version
+            and source.get("lineage_index_version") == index.version
+            and (
+                not source.get("needs_last_build")
+                or source.get("last_build_signature") == file_signature(self.last_build)
+            )
+        )
+        return (report, index) if current else None
 
     # ---- answers ---------------------------------------------------------------------------------
     def answer(self, primary: Snapshot, body: dict[str, Any], *others: Snapshot | None) -> dict[str, Any]:

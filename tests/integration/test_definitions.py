@@ -20,7 +20,7 @@ def test_definitions_load_with_groups_descriptions_jobs_and_schedule(
     expected = {
         "raw/customers", "raw/orders", "raw/payments",
         "stg_customers", "orders", "customers", "fct_payments_daily",
-        "dbt_manifest", "dbt_catalog", "dbt_run_results", "dbt_sources", "dbt_lineage_index",
+        "dbt_manifest", "dbt_catalog", "dbt_run_results", "dbt_sources", "dbt_lineage_index", "dbt_select_star",
         "warehouse_schema_demo",
     }  # fmt: skip
     assert expected <= keys

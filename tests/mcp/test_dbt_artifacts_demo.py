@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ade_platform.config import Settings
+from ade_platform.lib.dbt.publish import publish_artifact
+from ade_platform.store import StoreReader, StoreWriter
 from mcp_bridge.server import build_server
+from tests.conftest import settings_for
 from tests.helpers import call_tools
 
 pytestmark = pytest.mark.integration
@@ -127,3 +133,32 @@ def test_select_star_and_column_lineage(answers: dict[str, tuple[bool, Any]]) ->
     ] == [("orders", "total_paid", "direct")]
     stg = _ok(answers, "col_stg")
     assert [(u["node_id"], u["column_name"]) for u in stg["upstream"]] == [(f"source.{P}.raw.orders", "id")]
+
+
+def test_select_star_answers_from_its_asset_only_while_it_is_current(
+    answers: dict[str, tuple[bool, Any]], demo_settings: Settings, tmp_path: Path
+) -> None:
+    stored = _ok(answers, "star")
+    assert "dbt_select_star" in {i["asset"] for i in stored["provenance"].get("inputs", [])}
+    # A copy of the demo home where dbt parsed again (a new manifest version): the stored scan no longer
+    # describes the manifest, so the tool scans on demand, and finds the same models.
+    home = tmp_path / "ade"
+    shutil.copytree(demo_settings.home, home, ignore=shutil.ignore_patterns("dagster"))
+    settings = settings_for(home)
+    server = build_server(settings)
+    ((ok, copied),) = call_tools(server, [("dbt_find_select_star", {})])
+    assert ok and "dbt_select_star" in {i["asset"] for i in copied["provenance"]["inputs"]}
+    # The demo's manifest comes from `dbt parse` (no compiled SQL): the scan borrowed the last build's. A new
+    # build makes the stored scan stale too.
+    last_build = home / "dbt" / "last_build" / "manifest.json"
+    os.utime(last_build, ns=(last_build.stat().st_atime_ns, last_build.stat().st_mtime_ns + 10**9))
+    ((ok, rebuilt),) = call_tools(server, [("dbt_find_select_star", {})])
+    assert ok and "dbt_select_star" not in {i["asset"] for i in rebuilt["provenance"].get("inputs", [])}
+    assert rebuilt["models"] == stored["models"]
+    reparsed = tmp_path / "manifest.json"
+    reparsed.write_bytes(StoreReader(settings.store_root).latest("dbt_manifest").file("data.json"))
+    publish_artifact(StoreWriter(settings.store_root), "manifest", reparsed)
+    ((ok, fresh),) = call_tools(build_server(settings), [("dbt_find_select_star", {})])
+    assert ok, fresh
+    assert "dbt_select_star" not in {i["asset"] for i in fresh["provenance"].get("inputs", [])}
+    assert fresh["models"] == stored["models"] and fresh["total"] == stored["total"]

@@ -24,8 +24,10 @@ from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.dbt.publish import (
     ARTIFACT_ASSETS,
     LINEAGE_INDEX_ASSET,
+    SELECT_STAR_ASSET,
     publish_artifact,
     publish_lineage_index,
+    publish_select_star,
 )
 from ade_platform.store import Provenance
 
@@ -190,7 +192,32 @@ def build_dbt_assets(settings: Settings) -> list:
             metadata=_store_metadata(prov, stats), data_version=DataVersion(prov.data_version)
         )
 
-    return [dbt_models, dbt_manifest, dbt_run_results, dbt_catalog, dbt_sources, dbt_lineage_index]
+    @asset(
+        name=SELECT_STAR_ASSET,
+        group_name=ARTIFACTS_GROUP,
+        deps=[AssetKey(LINEAGE_INDEX_ASSET), *model_keys],
+        description="Every model that selects `*`, found on the sqlglot syntax tree of its compiled SQL (the last "
+        "build's where the manifest has none), with the star's scope and whether it passes upstream columns "
+        "through: dbt_find_select_star answers from it instead of parsing every model.",
+        kinds={"python"},
+    )
+    def dbt_select_star(context: AssetExecutionContext, store: StoreResource):
+        prov, stats = publish_select_star(
+            store.writer(), store.reader(), last_build / "manifest.json", run_id=context.run.run_id
+        )
+        return MaterializeResult(
+            metadata=_store_metadata(prov, stats), data_version=DataVersion(prov.data_version)
+        )
+
+    return [
+        dbt_models,
+        dbt_manifest,
+        dbt_run_results,
+        dbt_catalog,
+        dbt_sources,
+        dbt_lineage_index,
+        dbt_select_star,
+    ]
 
 
 def dbt_resource(settings: Settings) -> DbtCliResource:

@@ -11,7 +11,14 @@ from typing import Any
 
 import orjson
 
-from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, gc_paused, parse_artifact
+from ade_platform.lib.dbt import select_star, sql_source
+from ade_platform.lib.dbt.artifacts import (
+    ARTIFACT_FILES,
+    ArtifactError,
+    gc_paused,
+    parse_artifact,
+    schema_version,
+)
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import Provenance, SnapshotNotFound, StoreReader, StoreWriter
 from ade_platform.store.writer import dumps
@@ -24,6 +31,7 @@ ARTIFACT_ASSETS = {
     "sources": "dbt_sources",
 }
 LINEAGE_INDEX_ASSET = "dbt_lineage_index"
+SELECT_STAR_ASSET = "dbt_select_star"
 
 
 def artifact_source(path: Path, artifact: dict[str, Any]) -> dict[str, Any]:
@@ -134,3 +142,59 @@ def publish_target_dir(writer: StoreWriter, target_dir: Path, *, run_id: str | N
         provenance, _ = _publish_index(writer, manifest, manifest_prov, catalog, catalog_prov, run_id)
         published["lineage_index"] = provenance.version
     return published
+
+
+def file_signature(path: Path) -> list[int] | None:
+    """(mtime_ns, size) of a file, or None when there is none: what says a file was rewritten."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def last_build_sql_index(path: Path) -> dict[str, dict[str, Any]] | None:
+    """The SQL index of the last build's manifest, or None when there is no readable one."""
+    try:
+        with gc_paused():
+            data = orjson.loads(path.read_bytes())
+        schema_version(data, "manifest")
+    except (orjson.JSONDecodeError, ArtifactError, OSError):
+        return None
+    return sql_source.sql_index(data)
+
+
+def publish_select_star(
+    writer: StoreWriter, reader: StoreReader, last_build_manifest: Path | None, *, run_id: str | None = None
+) -> tuple[Provenance, dict[str, Any]]:
+    """Scan every model of the latest manifest for `SELECT *` (a sqlglot parse per model: seconds on a large
+    project) so that `dbt_find_select_star` answers from the store. The source records what the scan was
+    computed from; the tool uses the report only while all of it is still current."""
+    manifest_snap = reader.latest(ARTIFACT_ASSETS["manifest"])
+    index_snap = reader.latest(LINEAGE_INDEX_ASSET)
+    with gc_paused():
+        primary = sql_source.sql_index(orjson.loads(manifest_snap.file("data.json")))
+        index = orjson.loads(index_snap.file("data.json"))
+    # Whether the scan depends on the last build's manifest, and which one (stat first: a file replaced after
+    # the stat only makes the report look stale, never current when it is not).
+    needs_last_build = not all(entry["compiled"] for entry in primary.values())
+    signature = file_signature(last_build_manifest) if needs_last_build and last_build_manifest else None
+    other = last_build_sql_index(last_build_manifest) if signature else None
+    extra = sql_source.borrowed_sql(primary, other)
+    findings = select_star.scan_project(primary, extra, index)
+    source = {
+        "manifest_version": manifest_snap.version,
+        "lineage_index_version": index_snap.version,
+        "needs_last_build": needs_last_build,
+        "last_build_signature": signature,
+        "borrowed_compiled_nodes": len(extra),
+    }
+    provenance = writer.publish(
+        SELECT_STAR_ASSET, files={"data.json": dumps({"models": findings})}, run_id=run_id, source=source
+    )
+    stats = {
+        "models_with_star": len(findings),
+        "final_select_star": sum(1 for f in findings if f["final_select_star"]),
+        "propagating": sum(1 for f in findings if f["propagates_upstream_columns"]),
+    }
+    return provenance, stats

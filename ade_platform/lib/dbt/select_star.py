@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ade_platform.lib.dbt import sql_source
+
 _REGEX_STAR = re.compile(r"\bselect\s+(?:distinct\s+)?(?:top\s+\d+\s+)?(?:[\w\"`\[\]]+\.)?\*", re.IGNORECASE)
 _LINE_STAR = re.compile(
     r"(?:\bselect\b|,)\s*(?:[\w\"`\[\]]+\.)?\*(?!\*)|^\s*(?:[\w\"`]+\.)?\*\s*(?:,|$)", re.I
@@ -170,16 +172,32 @@ def scan_models(
 ) -> list[dict[str, Any]]:
     """models: (node_id, name, schema, sql, sql_source) -> one finding per model that selects a star."""
     findings = []
-    for node_id, name, schema, sql, sql_source in models:
+    for node_id, name, schema, sql, origin in models:
         if not sql:
             continue
         result = analyze_sql(sql, dialect)
         if result is None:
             continue
         findings.append(
-            {"model_name": name, "node_id": node_id, "schema": schema, "sql_source": sql_source, **result}
+            {"model_name": name, "node_id": node_id, "schema": schema, "sql_source": origin, **result}
         )
     findings.sort(
         key=lambda f: (not f["propagates_upstream_columns"], not f["final_select_star"], f["node_id"])
     )
     return findings
+
+
+def scan_project(
+    sql_index: dict[str, dict[str, Any]], extra: dict[str, str], index: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every model of a project (its SQL index, compiled SQL borrowed from the last build, its lineage index)
+    that selects a star. The one computation behind the Dagster report asset and the on-demand tool path."""
+    dialect = sql_source.dialect_for(index.get("adapter_type"))
+    rows = []
+    for uid, entry in sql_index.items():
+        rec = index["nodes"].get(uid) or {}
+        if rec.get("resource_type") != "model":
+            continue
+        sql, origin = sql_source.node_sql(entry, extra, uid)
+        rows.append((uid, rec.get("name"), rec.get("schema"), sql, origin))
+    return scan_models(rows, dialect)

@@ -85,6 +85,15 @@ def supplement(primary: dict[str, dict[str, Any]], other: dict[str, dict[str, An
     return extra
 
 
+def borrowed_sql(
+    primary: dict[str, dict[str, Any]], last_build: dict[str, dict[str, Any]] | None
+) -> dict[str, str]:
+    """The compiled SQL to borrow from the last build's manifest (nothing when every node is compiled)."""
+    if last_build is None or all(entry["compiled"] for entry in primary.values()):
+        return {}
+    return supplement(primary, last_build)
+
+
 REF_SCHEMA = "__ref__"  # with qualified=True: ref('x') -> __ref__.x, source('s', 't') -> s.t (two parts each)
 
 
