@@ -43,7 +43,7 @@ _EXECUTION_LOCK = threading.Lock()
 _RUNNERS: weakref.WeakSet[LiveRunner] = weakref.WeakSet()
 # Dagster's console logger would print every DEBUG event to the server's stderr; the events themselves are
 # stored in the run history regardless.
-QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
 
 @dataclass(frozen=True)

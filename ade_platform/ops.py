@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -41,32 +44,48 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
 
     defs = build_definitions(settings)
     graph = defs.resolve_asset_graph()
-    keys = dg.AssetSelection.from_string(select).resolve(graph)
+    with warnings.catch_warnings():  # the selection syntax is marked beta; the user needs no warning for it
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        keys = dg.AssetSelection.from_string(select).resolve(graph)
     if not keys:
         out.write(f"ade: the selection {select!r} matches no asset\n")
         return 2
     instance = dg.DagsterInstance.get()
     job = defs.resolve_implicit_global_asset_job_def()
     run_id = make_new_run_id()
-    outcome: dict[str, Any] = {}
 
-    def execute() -> None:
+    def execute() -> dict[str, Any]:
         try:
             result = job.execute_in_process(
                 instance=instance,
                 asset_selection=list(keys),
                 run_id=run_id,
-                run_config=QUIET_CONSOLE,  # the progress display below reads the stored events instead
+                run_config=QUIET_CONSOLE,  # the progress display reads the stored events instead
                 raise_on_error=False,
                 tags={"ade/source": "cli"},
             )
-            outcome["success"] = result.success
-        except Exception as exc:  # surfaced below, after the progress display stops
-            outcome["error"] = exc
+            return {"success": result.success}
+        except Exception as exc:  # surfaced after the progress display stops
+            return {"error": exc}
 
     out.write(f"Materializing {len(keys)} asset(s) into {settings.home}  (run {run_id[:8]})\n")
+    # dagster-dbt echoes every dbt event to sys.stdout (a run's captured output in the UI): here it goes to a log
+    # file, so the terminal shows one line per step, asset and check. `out` keeps the real stream.
+    log_path = settings.home / "logs" / "materialize.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        code = _execute_with_progress(execute, instance, run_id, len(keys), out)
+    out.write(f"  (dbt's own output: {log_path})\n")
+    return code
+
+
+def _execute_with_progress(
+    execute: Callable[[], dict[str, Any]], instance: Any, run_id: str, total: int, out: TextIO
+) -> int:
+    """Run execute() in a thread, printing a line per step, asset and check from the run's stored events."""
+    outcome: dict[str, Any] = {}
     started = time.time()
-    worker = threading.Thread(target=execute, daemon=True)
+    worker = threading.Thread(target=lambda: outcome.update(execute()), daemon=True)
     worker.start()
     seen = 0
     done = 0
@@ -77,7 +96,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
         except Exception:
             events = []
         for record in events[seen:]:
-            line, counted = _progress_line(record, done, len(keys), started)
+            line, counted = _progress_line(record, done, total, started)
             done += counted
             if line:
                 out.write(line + "\n")
@@ -91,9 +110,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
         out.write(f"✗ failed after {elapsed:.1f}s: {outcome['error']}\n")
         return 1
     ok = outcome.get("success", False)
-    out.write(
-        f"{'✓ done' if ok else '✗ failed'}: {done}/{len(keys)} asset(s) in {elapsed:.1f}s (run {run_id})\n"
-    )
+    out.write(f"{'✓ done' if ok else '✗ failed'}: {done}/{total} asset(s) in {elapsed:.1f}s (run {run_id})\n")
     return 0 if ok else 1
 
 

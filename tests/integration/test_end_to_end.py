@@ -57,6 +57,8 @@ def test_demo_materialized_state(demo_settings: Settings) -> None:
     assert any(rec["resource_type"] == "exposure" for rec in index["nodes"].values())
     schema = reader.latest("warehouse_schema_demo").data
     assert {"raw.customers", "main.orders"} <= {f"{t['schema']}.{t['name']}" for t in schema["tables"]}
+    # dbt's own output goes to a log file, not between the progress lines.
+    assert "Done. PASS=" in (demo_settings.home / "logs" / "materialize.log").read_text()
     # dagster-dbt must not write into the repository's dbt project.
     assert not (REPO_ROOT / "dbt_demo" / "target" / "dbt_project_models").exists()
 
