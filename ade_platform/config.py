@@ -72,6 +72,21 @@ class PiiSettings(_Model):
     patterns: list[PiiPatternSettings] = Field(
         default_factory=list, description="Column-name patterns checked before the built-in ones."
     )
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="Column-name regexes never flagged, checked first (e.g. '^contract_address$' on a chain).",
+    )
+
+    @field_validator("ignore")
+    @classmethod
+    def _ignore_compiles(cls, value: list[str]) -> list[str]:
+        for regex in value:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise ValueError(f"{regex!r} is not a valid regular expression: {exc}") from None
+        return value
+
     tags: list[str] = Field(
         default_factory=lambda: ["pii", "sensitive"],
         description="Tag or meta terms that mark a column as PII.",

@@ -69,7 +69,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     max_rows = ctx.settings.limits.max_rows
     inputs = DbtInputs(ctx)
     pii_settings = ctx.settings.pii
-    configured_patterns = tuple(pii.pattern(p.name, p.regex, p.risk_level) for p in pii_settings.patterns)
+    configured_patterns = pii.configured_patterns(pii_settings.patterns, pii_settings.ignore)
     pii_patterns = configured_patterns + pii.BUILTIN_PATTERNS
     pii_tags = tuple(t.lower() for t in pii_settings.tags)
 

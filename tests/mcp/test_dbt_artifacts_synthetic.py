@@ -120,6 +120,14 @@ def test_pii_positives_with_tags_masking_and_configured_patterns(project: Settin
     assert report["provenance"]["inputs"][0]["asset"] == "dbt_catalog"
 
 
+def test_pii_ignore_setting_unflags_a_name_through_mcp(project: Settings) -> None:
+    settings = project.model_copy(update={"pii": PiiSettings(ignore=[r"^full_name$"])})
+    ok, report = call_tool(build_server(settings, only="dbt-artifacts"), "dbt_scan_pii_risk", {})
+    assert ok, report
+    columns = {f["column_name"] for f in report["findings"]}
+    assert "full_name" not in columns and {"email", "ssn"} <= columns
+
+
 def test_failed_and_skipped(project: Settings) -> None:
     ok, result = call_tool(build_server(project, only="dbt-artifacts"), "dbt_get_failed_models", {})
     assert ok, result

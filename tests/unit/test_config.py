@@ -57,6 +57,7 @@ def test_missing_env_var_names_the_key(tmp_path: Path) -> None:
         ("store:\n  retention: 0\n", "store.retention"),
         ("unknown_section: 1\n", "unknown_section"),
         ("mcp:\n  http:\n    port: 99999\n", "mcp.http.port"),
+        ("pii:\n  ignore: ['(unclosed']\n", "pii.ignore"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path: Path, text: str, key: str) -> None:

@@ -129,3 +129,17 @@ def test_configured_patterns_come_first() -> None:
     assert report["catalog_used"] is False
     with pytest.raises(ValueError):
         pii.pattern("x", "a", "extreme")
+
+
+def test_ignored_names_are_never_flagged_and_the_rest_still_are() -> None:
+    graph = manifest(
+        model("transfers", [], columns={"contract_address": {}, "billing_address": {}, "sender_email": {}})
+    )
+    patterns = (*pii.configured_patterns(ignore=[r"^contract_address$"]), *pii.BUILTIN_PATTERNS)
+    found = {
+        f["column_name"]: f["pii_pattern_matched"]
+        for f in pii.scan(build_lineage_index(graph), None, patterns)["findings"]
+    }
+    assert found == {"billing_address": "address", "sender_email": "email"}
+    unconfigured = pii.scan(build_lineage_index(graph), None, pii.BUILTIN_PATTERNS)["findings"]
+    assert "contract_address" in {f["column_name"] for f in unconfigured}

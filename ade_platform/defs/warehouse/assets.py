@@ -111,7 +111,7 @@ def pii_findings(
         previous,
         current,
         manifest.by_table(_relations(reader)),
-        pii.patterns_from(settings.pii.patterns),
+        pii.patterns_from(settings.pii.patterns, settings.pii.ignore),
         settings.pii.tags,
     )
     return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ class PiiPattern:
     name: str  # reported as pii_pattern_matched
     regex: re.Pattern[str]
     risk_level: str  # high | medium | low
+    ignore: bool = False  # a name known not to be personal (`contract_address`): matching it ends the search
 
 
 def pattern(name: str, regex: str, risk_level: str) -> PiiPattern:
@@ -28,6 +30,13 @@ def pattern(name: str, regex: str, risk_level: str) -> PiiPattern:
     if risk_level not in RISK_ORDER:
         raise ValueError(f"risk_level must be one of {list(RISK_ORDER)}")
     return PiiPattern(name, re.compile(regex, re.IGNORECASE), risk_level)
+
+
+def configured_patterns(patterns: Sequence[Any] = (), ignore: Sequence[str] = ()) -> tuple[PiiPattern, ...]:
+    """What a configuration puts before the built-in patterns: the names never to flag, then its own patterns
+    (objects with name, regex and risk_level)."""
+    ignored = tuple(PiiPattern("ignored", re.compile(r, re.IGNORECASE), "low", ignore=True) for r in ignore)
+    return ignored + tuple(pattern(p.name, p.regex, p.risk_level) for p in patterns)
 
 
 _B = r"(?:^|_)"  # start of a name token
@@ -66,7 +75,7 @@ def match(column: str, patterns: tuple[PiiPattern, ...]) -> PiiPattern | None:
     name = normalize(column)
     for candidate in patterns:
         if candidate.regex.search(name):
-            return candidate
+            return None if candidate.ignore else candidate
     return None
 
 

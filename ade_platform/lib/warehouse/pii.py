@@ -14,10 +14,11 @@ from ade_platform.lib.dbt import pii as rules
 from ade_platform.lib.warehouse.manifest import Relation
 
 
-def patterns_from(settings_patterns: Sequence[Any] = ()) -> tuple[rules.PiiPattern, ...]:
-    """Configured patterns (objects with name, regex, risk_level) first, then the built-in ones."""
-    configured = tuple(rules.pattern(p.name, p.regex, p.risk_level) for p in settings_patterns)
-    return configured + rules.BUILTIN_PATTERNS
+def patterns_from(
+    settings_patterns: Sequence[Any] = (), ignore: Sequence[str] = ()
+) -> tuple[rules.PiiPattern, ...]:
+    """Configured names to ignore and patterns (objects with name, regex, risk_level) first, then the built-in ones."""
+    return rules.configured_patterns(settings_patterns, ignore) + rules.BUILTIN_PATTERNS
 
 
 def is_tagged(relation: Relation | None, column: str, terms: Sequence[str] = rules.DEFAULT_TAGS) -> bool:
