@@ -1,0 +1,1 @@
+"""ADE Platform: Dagster-materialized metadata of a data stack, served to agents over MCP."""

@@ -1,0 +1,1 @@
+"""Performance benchmarks (`make bench`); figures in benchmarks/README.md."""

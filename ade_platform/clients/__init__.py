@@ -1,0 +1,1 @@
+"""Clients of the systems the platform talks to (warehouses, the snow CLI)."""

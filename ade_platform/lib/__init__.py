@@ -1,0 +1,1 @@
+"""The Dagster-free core: plain, typed functions the assets and MCP tools call."""
