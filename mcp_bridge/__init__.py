@@ -1,0 +1,1 @@
+"""The MCP bridge: FastMCP sub-servers per toolset, mounted into one gateway."""

@@ -1,0 +1,1 @@
+"""Benchmark suite: dbt_artifacts (see its README or benchmarks/README.md)."""

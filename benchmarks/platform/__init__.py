@@ -1,0 +1,1 @@
+"""Benchmark suite: platform (see its README or benchmarks/README.md)."""

@@ -1,0 +1,1 @@
+"""Benchmark suite: snowfakery (see its README or benchmarks/README.md)."""

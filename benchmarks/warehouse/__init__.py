@@ -1,0 +1,1 @@
+"""Benchmark suite: warehouse (see its README or benchmarks/README.md)."""
