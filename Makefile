@@ -23,7 +23,7 @@ $(TOOLS)/bin/snow:
 setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
-	$(VENV)/bin/ade dev --materialize
+	$(PY) -m ade_platform.emulators.demo -- $(VENV)/bin/ade dev --materialize
 
 test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q

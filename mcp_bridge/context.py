@@ -43,9 +43,18 @@ class BridgeContext:
             return spec_name.replace(".", "_")
         return spec_name
 
-    def cached_answer(self, snapshot: Snapshot, body: dict[str, Any]) -> dict[str, Any]:
-        """Stamp an answer computed from a store snapshot with where it came from and how old it is."""
+    def cached_answer(
+        self, snapshot: Snapshot, body: dict[str, Any], *, stale_reason: str | None = None
+    ) -> dict[str, Any]:
+        """Stamp an answer computed from a store snapshot with where it came from and how old it is.
+
+        `stale_reason`: the caller knows the source changed since the snapshot (a newer run, a newer file); the
+        answer is then flagged stale whatever its age, and says why.
+        """
         stamp = snapshot.provenance.stamp()
         limit = self.settings.mcp.max_staleness_seconds
-        stamp["stale"] = bool(limit is not None and stamp["age_seconds"] > limit)
+        if stale_reason is None and limit is not None and stamp["age_seconds"] > limit:
+            stale_reason = f"older than mcp.max_staleness_seconds ({limit} s)"
+        stamp["stale"] = stale_reason is not None
+        stamp["stale_reason"] = stale_reason
         return {**body, "provenance": stamp}

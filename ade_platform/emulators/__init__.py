@@ -1,0 +1,6 @@
+"""Local HTTP emulators of SaaS APIs with no local form (dbt Cloud, Looker, Metabase).
+
+Written from the vendors' published API references and backed by real work (dbt runs, SQL on the demo warehouse).
+Used by the tests and by `make demo`; never imported by the product's code paths (ade_platform.* outside this
+package and mcp_bridge.* must not import it).
+"""

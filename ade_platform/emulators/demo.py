@@ -1,0 +1,126 @@
+"""Start the registered emulators as child processes, for `make demo` and the test fixtures.
+
+Each emulator is a module runnable as `python -m <module> --host H --port P` that serves until SIGTERM, keeps its
+state under `ADE_HOME/emulators/<name>` and answers `GET <ready_path>` once it can take requests. The demo's
+`ade.yaml` finds it through the environment variables set here (URL and demo credentials), so tests can start the
+same emulators on free ports without touching the file.
+
+    python -m ade_platform.emulators.demo -- ade dev --materialize   # emulators up, run the command, tear down
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+@dataclass(frozen=True)
+class Emulator:
+    name: str
+    module: str
+    default_port: int
+    ready_path: str = "/"
+    # The environment the platform reads to reach it: name -> value built from the base URL.
+    env: Callable[[str], dict[str, str]] = field(default=lambda url: {})
+
+
+# Each emulator registers itself here (one entry per SaaS).
+EMULATORS: list[Emulator] = []
+
+
+@dataclass
+class Running:
+    emulator: Emulator
+    url: str
+    process: subprocess.Popen
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"emulator at {url} exited with {proc.returncode}")
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"emulator at {url} did not answer within {timeout:.0f} s")
+
+
+def start_all(
+    home: Path, ports: Mapping[str, int] | None = None, timeout: float = 60, log_dir: Path | None = None
+) -> tuple[list[Running], dict[str, str]]:
+    """Start every registered emulator; returns the handles and the environment that points the platform at them."""
+    running: list[Running] = []
+    env_out: dict[str, str] = {}
+    log_dir = log_dir or home / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        for emu in EMULATORS:
+            port = (ports or {}).get(emu.name) or emu.default_port
+            url = f"http://127.0.0.1:{port}"
+            log = (log_dir / f"emulator-{emu.name}.log").open("ab")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", emu.module, "--host", "127.0.0.1", "--port", str(port)],
+                env={**os.environ, "ADE_HOME": str(home)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            running.append(Running(emu, url, proc))
+            _wait_ready(url + emu.ready_path, proc, timeout)
+            env_out.update(emu.env(url))
+    except BaseException:
+        for r in running:
+            r.stop()
+        raise
+    return running, env_out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    home = Path(os.environ.get("ADE_HOME") or Path.cwd() / ".ade").resolve()
+    running, env = start_all(home)
+    for r in running:
+        print(f"ade: emulator {r.emulator.name} up at {r.url}", flush=True)
+    try:
+        if not argv:
+            signal.pause()
+            return 0
+        return subprocess.call(argv, env={**os.environ, **env})
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for r in running:
+            r.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
