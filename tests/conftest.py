@@ -39,11 +39,37 @@ def tmp_settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def demo_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    """The whole demo (datasets, dbt build, artifacts, lineage index, schema) materialized once."""
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("demo") / "ade"
+
+
+@pytest.fixture(scope="session")
+def demo_emulators(demo_home: Path) -> Iterator[dict[str, str]]:
+    """Every registered SaaS emulator (ade_platform.emulators.demo) on free loopback ports, for the session.
+
+    The environment that points the demo's ade.yaml at them is set for the whole session and yielded."""
+    from ade_platform.emulators.demo import EMULATORS, free_port, start_all
+
+    running, env = start_all(demo_home, ports={e.name: free_port() for e in EMULATORS})
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    yield env
+    for r in running:
+        r.stop()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def demo_settings(demo_home: Path, demo_emulators: dict[str, str]) -> Iterator[Settings]:
+    """The whole demo (datasets, dbt build, artifacts, lineage index, schema) materialized once, with the SaaS
+    emulators it is configured against running."""
     from ade_platform.ops import materialize
 
-    home = tmp_path_factory.mktemp("demo") / "ade"
+    home = demo_home
     previous = os.environ.get("DAGSTER_HOME")
     os.environ.pop("DAGSTER_HOME", None)
     settings = settings_for(home)
