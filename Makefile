@@ -30,7 +30,7 @@ $(TOOLS)/airflow/bin/airflow:
 $(TOOLS)/prefect/bin/prefect:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/prefect
-	$(UV) pip install --quiet --python $(TOOLS)/prefect/bin/python "prefect>=3.4,<3.5" "fastapi<0.116"
+	$(UV) pip install --quiet --python $(TOOLS)/prefect/bin/python "prefect>=3.4,<3.5" "fastapi<0.116" "importlib-metadata"
 
 orchestrators: $(TOOLS)/airflow/bin/airflow $(TOOLS)/prefect/bin/prefect  ## Airflow 3 + Prefect 3 for the slow tests (idempotent)
 

@@ -2,7 +2,8 @@
 
 `backend` takes the spec's "airflow" | "prefect" and, beyond the spec, "dagster": this platform's instance (its
 jobs, schedules and the audited `live__*` runs of agents' calls), so the demo answers with no other server.
-Reads are live (read-only, audited in the background like every live tool); get_last_run and get_run_history
+Reads are live: on Airflow and Prefect audited in the background like every read-only live tool; on Dagster
+without an audit run (they read the audit trail itself, and would add a run to it at every look). get_last_run and get_run_history
 answer from the `orchestrator_runs_<backend>` snapshot for tracked DAGs when it holds the answer.
 orchestrator_trigger_dag is an audited Dagster run that starts the DAG run (Airflow), a flow run of the
 deployment (Prefect) or the job (Dagster). orchestrator_detect_patterns works on the text given, offline.
@@ -12,6 +13,7 @@ Spec tools that return a list return an object here, the list under a named key.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
@@ -171,6 +173,12 @@ def build(ctx: BridgeContext) -> FastMCP:
 
     def live_read(tool: str, arguments: dict[str, Any], fn: Callable[[], T]) -> tuple[T, Provenance]:
         try:
+            if arguments["backend"] == "dagster":
+                # Reading the platform's own run history: no audit run, or every look would add one to it.
+                started = time.perf_counter()
+                value = fn()
+                elapsed = round((time.perf_counter() - started) * 1000, 1)
+                return value, {"source": "live", "run_id": None, "elapsed_ms": elapsed}
             result = ctx.live().run(tool, fn, arguments=arguments, read_only=True)
         except OrchestratorError as exc:
             raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
@@ -229,6 +237,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         redacted). Follow the run with orchestrator_get_last_run or orchestrator_get_task_status.
         """
         arguments = {"dag_id": dag_id, "backend": backend, "conf": conf}
+        if backend != "dagster":
+            client(backend)  # an unconfigured backend fails here, before any audit run starts
 
         def run() -> RunRecord:
             if backend == "dagster":

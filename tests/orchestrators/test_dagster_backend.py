@@ -98,39 +98,26 @@ def test_retried_step_reports_its_attempts(dagster_stack) -> None:
     assert ok and task["state"] == "SUCCESS" and task["try_number"] == 2
 
 
-@pytest.mark.parametrize(
-    ("tool", "args", "code"),
-    [
-        ("orchestrator_get_last_run", {"dag_id": "no_such_job"}, "dag_not_found"),
-        (
-            "orchestrator_get_task_status",
-            {"dag_id": "nightly_dbt", "run_id": "nope", "task_id": "x"},
-            "run_not_found",
-        ),
-        (
-            "orchestrator_fetch_logs",
-            {"dag_id": "flaky_load", "run_id": "@ok", "task_id": "x"},
-            "run_not_found",
-        ),
-        (
-            "orchestrator_get_task_status",
-            {"dag_id": "nightly_dbt", "run_id": "@ok", "task_id": "nope"},
-            "task_not_found",
-        ),
-        ("orchestrator_get_last_run", {"dag_id": "flaky_load", "status": "failed"}, "no_matching_run"),
-        ("orchestrator_get_last_run", {"dag_id": "flaky_load", "status": "bogus"}, "invalid_argument"),
-    ],
-)
-def test_errors(dagster_stack, tool: str, args: dict[str, Any], code: str) -> None:
+ERRORS = [
+    ("orchestrator_get_last_run", {"dag_id": "no_such_job"}, "dag_not_found"),
+    ("orchestrator_get_task_status", {"dag_id": "nightly_dbt", "run_id": "nope", "task_id": "x"}, "run_not_found"),
+    ("orchestrator_fetch_logs", {"dag_id": "flaky_load", "run_id": "@ok", "task_id": "x"}, "run_not_found"),
+    ("orchestrator_get_task_status", {"dag_id": "nightly_dbt", "run_id": "@ok", "task_id": "nope"}, "task_not_found"),
+    ("orchestrator_get_last_run", {"dag_id": "flaky_load", "status": "failed"}, "no_matching_run"),
+    ("orchestrator_get_last_run", {"dag_id": "flaky_load", "status": "bogus"}, "invalid_argument"),
+    ("orchestrator_get_last_run", {"dag_id": "x", "backend": "airflow"}, "backend_not_configured"),
+    ("orchestrator_trigger_dag", {"dag_id": "x", "backend": "prefect"}, "backend_not_configured"),
+]  # fmt: skip
+
+
+def test_errors(dagster_stack) -> None:
     server, runs = dagster_stack
-    args = {k: runs["ok"] if v == "@ok" else v for k, v in args.items()}
-    ok, error = call_tool(server, tool, {**args, **D})
-    assert not ok and error["error"] == code, error
-    assert "Traceback" not in error["detail"]
-
-
-def test_unconfigured_backends_say_so(dagster_stack) -> None:
-    server, _ = dagster_stack
-    for backend in ("airflow", "prefect"):
-        ok, error = call_tool(server, "orchestrator_get_last_run", {"dag_id": "x", "backend": backend})
-        assert not ok and error["error"] == "backend_not_configured"
+    calls = [
+        (tool, {**D, **{k: runs["ok"] if v == "@ok" else v for k, v in args.items()}})
+        for tool, args, _ in ERRORS
+    ]
+    for (ok, error), (tool, _, code) in zip(call_tools(server, calls), ERRORS, strict=True):
+        assert not ok and error["error"] == code, (tool, error)
+        assert "Traceback" not in error["detail"]
+        if code == "run_not_found":
+            assert "orchestrator_get_last_run" in error["hint"]
