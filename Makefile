@@ -42,7 +42,7 @@ demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q
 
-test-slow: setup  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
+test-slow: setup orchestrators  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
 	$(PY) -m pytest -q -m slow
 
 bench: setup  ## performance figures (benchmarks/README.md)
