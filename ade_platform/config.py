@@ -199,9 +199,25 @@ class SnowflakeDefaultsSettings(_Model):
     role: str | None = None
 
 
+def _default_exclusion_regexes() -> list[str]:
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
+
+    return list(DEFAULT_EXCLUSION_REGEXES)
+
+
 class SnowflakeExclusionSettings(_Model):
+    """What the guardrail never touches. Globs and regexes both apply; either one matching excludes."""
+
     patterns: list[str] = Field(
         default_factory=list, description="Globs over DB.SCHEMA.OBJECT (see lib/guard/policy.py)."
+    )
+    regexes: list[str] = Field(
+        default_factory=_default_exclusion_regexes,
+        description=(
+            "Python regexes searched case-insensitively in each part of a name (the spec's patterns). "
+            "Default: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_; setting the key replaces "
+            "them ([] turns them off)."
+        ),
     )
     object_types: list[str] = _spec_key("object_types", "objectTypes", [])
 
@@ -285,7 +301,10 @@ class SnowflakeSettings(_Model):
     def _patterns_valid(cls, value: SnowflakeExclusionSettings) -> SnowflakeExclusionSettings:
         from ade_platform.lib.guard import GuardPolicy
 
-        GuardPolicy(exclusion_patterns=tuple(value.patterns))  # raises on a malformed pattern
+        try:  # raises on a malformed glob or regex
+            GuardPolicy(exclusion_patterns=tuple(value.patterns), exclusion_regexes=tuple(value.regexes))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
 
