@@ -32,7 +32,9 @@ def _publish_project(settings: Settings, *, failed: bool, stale: bool) -> None:
             {"unique_id": f"model.{P}.orders", "status": "skipped"},
             {"unique_id": f"model.{P}.revenue", "status": "skipped"},
         ]
-    writer.publish("dbt_run_results", {"metadata": {"generated_at": "2026-01-01T00:00:00Z"}, "results": results})
+    writer.publish(
+        "dbt_run_results", {"metadata": {"generated_at": "2026-01-01T00:00:00Z"}, "results": results}
+    )
     writer.publish(
         "dbt_sources",
         {"results": [{"unique_id": f"source.{P}.raw.orders", "status": "error" if stale else "pass"}]},
@@ -77,13 +79,18 @@ def server(tmp_settings: Settings):
 
 
 def test_trace_from_a_dashboard_reaches_sources_and_builders(server) -> None:
-    ok, body = call_tool(server, "lineage_trace", {"start_kind": "dashboard", "start": "7", "direction": "upstream"})
+    ok, body = call_tool(
+        server, "lineage_trace", {"start_kind": "dashboard", "start": "7", "direction": "upstream"}
+    )
     assert ok, body
     by_id = {n["id"]: n for n in body["nodes"]}
     assert body["start"] == "bi:looker:dashboard:7"
     assert f"dbt:source.{P}.raw.orders" in by_id and "warehouse:demo:table:wh.raw.orders" in by_id
     revenue = by_id[f"dbt:model.{P}.revenue"]
-    assert revenue["built_by"][0]["builder"] == "dbt_cloud:job:42" and revenue["built_by"][0]["how"] == "selector"
+    assert (
+        revenue["built_by"][0]["builder"] == "dbt_cloud:job:42"
+        and revenue["built_by"][0]["how"] == "selector"
+    )
     assert by_id[f"dbt:model.{P}.stg_orders"]["status"] == "failed"
     assert by_id[f"dbt:source.{P}.raw.orders"]["status"] == "stale"
     assert {e["how"] for e in body["edges"]} >= {"sql_parse", "relation_match", "manifest", "inventory"}
@@ -96,7 +103,10 @@ def test_incident_ranks_the_failed_model_and_the_missing_column(server) -> None:
     (ok, tile70), (ok2, tile72) = call_tools(
         server,
         [
-            ("lineage_explain_incident", {"start_kind": "tile", "start": "Daily revenue", "system": "looker"}),
+            (
+                "lineage_explain_incident",
+                {"start_kind": "tile", "start": "Daily revenue", "system": "looker"},
+            ),
             ("lineage_explain_incident", {"start_kind": "tile", "start": "72"}),
         ],
     )
@@ -120,7 +130,11 @@ def test_a_healthy_chain_has_no_cause_and_a_moved_input_is_stale(tmp_settings: S
     # a new dbt lineage index after the graph was built: the answer says the graph is behind
     StoreWriter(tmp_settings.store_root).publish("dbt_lineage_index", build_lineage_index(_manifest()))
     ok, body = call_tool(server, "lineage_trace", {"start_kind": "dbt_node", "start": "orders", "depth": 1})
-    assert ok and body["provenance"]["stale"] is True and "dbt_lineage_index" in body["provenance"]["stale_reason"]
+    assert (
+        ok
+        and body["provenance"]["stale"] is True
+        and "dbt_lineage_index" in body["provenance"]["stale_reason"]
+    )
 
 
 def test_errors_are_structured(server, tmp_settings: Settings) -> None:
