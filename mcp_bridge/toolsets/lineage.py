@@ -159,6 +159,23 @@ def build(ctx: BridgeContext) -> FastMCP:
             return None
         return snap.data, snap.version
 
+    # Health and column lookups are indexed once per set of snapshot versions (a new run moves a version).
+    memo: dict[tuple[str, Any], Any] = {}
+
+    def health_now() -> tuple[Health, dict[str, str]]:
+        hin, joined = health_inputs(read, topology)
+        key = ("health", tuple(sorted(joined.items())))
+        if key not in memo:
+            memo.clear()
+            memo[key] = Health(hin)
+        return memo[key], joined
+
+    def columns_now(lineage: dict[str, Any], version: str) -> dict[str, set[str]]:
+        key = ("columns", version)
+        if key not in memo:
+            memo[key] = table_columns(read, topology, lineage)
+        return memo[key]
+
     def graph() -> tuple[Any, dict[str, Any], dict[str, Any]]:
         snapshot = ctx.reader.latest(LINEAGE_ASSET)
         data = snapshot.data
@@ -219,8 +236,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         snapshot, lineage, v = graph()
         root = start_of(v, start_kind, start, system)
         w = walk(v, root, direction, depth, max_nodes or default_cap)
-        hin, joined = health_inputs(read, topology)
-        health = Health(hin)
+        health, joined = health_now()
         nodes = []
         for node_id, where in w.nodes.items():
             node = v["nodes"][node_id]
@@ -259,10 +275,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         """
         snapshot, lineage, v = graph()
         root = start_of(v, start_kind, start, system)
-        hin, joined = health_inputs(read, topology)
-        cols = table_columns(read, topology, lineage)
+        health, joined = health_now()
+        cols = columns_now(lineage, snapshot.version)
         wh = settings.warehouses.get(topology.dbt_warehouse or "")
-        body = incident.explain(v, Health(hin), root, cols, wh.type if wh else None)
+        body = incident.explain(v, health, root, cols, wh.type if wh else None)
         return as_result({**body, "provenance": provenance(snapshot, lineage, joined)})
 
     return server
