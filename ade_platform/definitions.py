@@ -14,6 +14,8 @@ from ade_platform.defs.datasets import build_dataset_assets, build_dataset_sched
 from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
 from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
 from ade_platform.defs.lineage import build_lineage_definitions
+from ade_platform.defs.orchestration import GROUP as ORCHESTRATION_GROUP
+from ade_platform.defs.orchestration import build_orchestration_definitions
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
 from ade_platform.defs.warehouse import build_warehouse_definitions, sensor_evaluated_checks
@@ -36,7 +38,10 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     warehouse_defs = build_warehouse_definitions(settings, upstream=model_keys)
 
     sensor_only = sensor_evaluated_checks(settings)
-    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP) - sensor_only
+    metadata = (
+        dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP, ORCHESTRATION_GROUP)
+        - sensor_only
+    )
     refresh_metadata = dg.define_asset_job(
         METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
     )
@@ -71,7 +76,13 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         from ade_platform.defs.snowflake import build_snowflake_definitions
 
         snowflake_defs.append(build_snowflake_definitions(settings))
-    merged = dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
+    merged = dg.Definitions.merge(
+        defs,
+        warehouse_defs,
+        build_dataset_schedules(settings),
+        build_orchestration_definitions(settings),
+        *snowflake_defs,
+    )
     # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
     defined = {
         key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])

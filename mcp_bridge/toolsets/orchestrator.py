@@ -179,6 +179,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 value = fn()
                 elapsed = round((time.perf_counter() - started) * 1000, 1)
                 return value, {"source": "live", "run_id": None, "elapsed_ms": elapsed}
+            client(arguments["backend"])  # an unconfigured backend fails here, before any audit run starts
             result = ctx.live().run(tool, fn, arguments=arguments, read_only=True)
         except OrchestratorError as exc:
             raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
@@ -362,7 +363,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         since = datetime.now(UTC) - timedelta(days=lookback_days)
         cached = _cached_history(ctx, backend, dag_id, since)
         if cached is not None:
-            snapshot, runs, stale_reason = cached
+            snapshot, runs, _ = cached
+            stale_reason = _newer_run(client(backend), dag_id, runs)
             body = {"dag_id": dag_id, "lookback_days": lookback_days, **summarize(runs), "backend": backend}
             return ctx.cached_answer(snapshot, body, stale_reason=stale_reason)  # type: ignore[return-value]
         runs, stamp = live_read(
@@ -404,28 +406,12 @@ def _reason(conf: dict[str, Any] | None) -> str | None:
 
 
 def _open_client(ctx: BridgeContext, backend: str) -> OrchestratorClient:
-    conf = ctx.settings.orchestrators
-    if backend == "dagster":
-        from ade_platform.clients.dagster_runs import DagsterRunsClient
+    from ade_platform.clients.orchestrator import open_client
 
-        return DagsterRunsClient(ctx.settings.dagster_home)
-    if backend == "airflow":
-        if conf.airflow is None:
-            raise ToolFailure(
-                "backend_not_configured", "no orchestrators.airflow section in the configuration"
-            )
-        from ade_platform.clients.airflow import AirflowClient
-
-        return AirflowClient.from_settings(conf.airflow)
-    if backend == "prefect":
-        if conf.prefect is None:
-            raise ToolFailure(
-                "backend_not_configured", "no orchestrators.prefect section in the configuration"
-            )
-        from ade_platform.clients.prefect import PrefectClient
-
-        return PrefectClient.from_settings(conf.prefect)
-    raise ToolFailure("invalid_argument", f"unknown backend {backend!r}")
+    try:
+        return open_client(ctx.settings, backend)
+    except OrchestratorError as exc:
+        raise ToolFailure(exc.code, exc.detail) from None
 
 
 _launchers: dict[int, Any] = {}
@@ -459,6 +445,23 @@ def _trigger_dagster(ctx: BridgeContext, dag_id: str, conf: dict[str, Any] | Non
     }
 
 
+def _newer_run(client: OrchestratorClient, dag_id: str, runs: list[RunRecord]) -> str | None:
+    """Why the snapshot is stale: the backend's newest run is not in it (one cheap call); None if current."""
+    try:
+        newest = client.list_runs(dag_id, limit=1)
+    except OrchestratorError:
+        return "the orchestrator could not be reached to check for newer runs"
+    if newest and newest[0]["run_id"] not in {r["run_id"] for r in runs}:
+        return f"a newer run ({newest[0]['run_id']}) exists than the snapshot holds"
+    if (
+        newest
+        and runs
+        and newest[0]["state"] != next(r["state"] for r in runs if r["run_id"] == newest[0]["run_id"])
+    ):
+        return f"run {newest[0]['run_id']} changed state since the snapshot"
+    return None
+
+
 def _cached_history(
     ctx: BridgeContext, backend: str, dag_id: str, since: datetime
 ) -> tuple[Any, list[RunRecord], str | None] | None:
@@ -467,6 +470,9 @@ def _cached_history(
         snapshot = ctx.reader.latest(f"orchestrator_runs_{backend}")
     except SnapshotNotFound:
         return None
+    covered = snapshot.data.get("since")
+    if not covered or since.isoformat() < covered:
+        return None  # the window reaches further back than the snapshot keeps: ask the backend
     for dag in snapshot.data.get("dags", []):
         if dag.get("dag_id") == dag_id and dag.get("tracked"):
             runs = [

@@ -83,7 +83,7 @@ def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait(f"{url}/api/v2/version", proc, log, 240)
+        _wait(f"{url}/api/v2/version", proc, log, 900)
         passwords = home / "simple_auth_manager_passwords.json.generated"
         while not passwords.exists() and time.monotonic() - started < 60:
             time.sleep(0.5)

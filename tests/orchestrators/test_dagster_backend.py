@@ -33,7 +33,11 @@ def dagster_stack(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[s
     runs = populate(instance, home)
     ctx = BridgeContext.from_settings(settings)
     ctx._live = LiveRunner(settings.dagster_home)
-    yield build_server(settings, only="orchestrator", ctx=ctx), runs
+    server = build_server(settings, only="orchestrator", ctx=ctx)
+    server._ade_settings = (
+        settings  # the runs-asset test builds the Dagster definitions from the same settings
+    )
+    yield server, runs
     if saved is not None:
         os.environ["DAGSTER_HOME"] = saved
 
@@ -121,3 +125,52 @@ def test_errors(dagster_stack) -> None:
         assert "Traceback" not in error["detail"]
         if code == "run_not_found":
             assert "orchestrator_get_last_run" in error["hint"]
+
+
+def test_runs_asset_sensor_and_cached_history(dagster_stack) -> None:
+    import dagster as dg
+
+    from ade_platform.defs.orchestration import build_orchestration_definitions
+    from ade_platform.defs.resources import StoreResource
+
+    server, runs = dagster_stack
+    settings = server._ade_settings
+    store = StoreResource(root=settings.store_root)
+    defs = dg.Definitions.merge(
+        build_orchestration_definitions(settings), dg.Definitions(resources={"store": store})
+    )
+    instance = dg.DagsterInstance.from_config(str(settings.dagster_home))
+    sensor = defs.resolve_sensor_def("orchestrator_failures_dagster")
+    result = sensor(dg.build_sensor_context(instance=instance, cursor=None))
+    observed = {
+        e.metadata["run_id"].value: e.metadata["failure_signature"].value for e in result.asset_events
+    }
+    assert observed[runs["failed"]] == "dbt_missing_column"  # (live__ audit runs that failed are noticed too)
+    assert len(result.run_requests) == 1 and result.cursor
+    again = sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+    assert not again.run_requests and not again.asset_events  # the same failure is noticed once
+
+    assert dg.materialize(list(defs.assets), resources={"store": store}, instance=instance).success
+    data = store.reader().latest("orchestrator_runs_dagster").data
+    nightly = next(d for d in data["dags"] if d["dag_id"] == "nightly_dbt")
+    failed = next(r for r in nightly["runs"] if r["run_id"] == runs["failed"])
+    assert failed["failed_tasks"] == ["dbt_build"] and failed["failure_signature"] == "dbt_missing_column"
+    assert nightly["tracked"] and nightly["tasks"] == [
+        {"task_id": "dbt_build", "operator": "op", "dbt_command": None}
+    ]
+
+    ok, history = call_tool(server, "orchestrator_get_run_history", {"dag_id": "nightly_dbt", **D})
+    assert ok and history["provenance"]["source"] == "cache" and history["total_runs"] == 2, history
+    # The materialization run itself is newer than the snapshot of its own job, not of nightly_dbt: current.
+    assert history["provenance"]["stale"] is False
+    nightly_dbt_rerun(instance)
+    ok, history = call_tool(server, "orchestrator_get_run_history", {"dag_id": "nightly_dbt", **D})
+    assert ok and history["provenance"]["stale"] and "newer run" in history["provenance"]["stale_reason"]
+
+
+def nightly_dbt_rerun(instance) -> None:
+    from tests.orchestrators.dagster_jobs import QUIET, nightly_dbt
+
+    nightly_dbt.execute_in_process(
+        instance=instance, run_config={**QUIET, "ops": {"dbt_build": {"config": {"fail": False}}}}
+    )
