@@ -141,6 +141,27 @@ def test_failed_and_skipped(project: Settings) -> None:
     assert result["run_id"] == "inv-1" and result["provenance"]["asset"] == "dbt_run_results"
 
 
+def test_silent_skip_names_a_pattern_that_matches_nothing(project: Settings) -> None:
+    ok, result = call_tool(
+        build_server(project, only="dbt-artifacts"),
+        "dbt_detect_silent_skip",
+        {"expected_patterns": ["stg_*", "dim_customers"]},
+    )
+    assert ok, result
+    by = {p["pattern"]: p for p in result["patterns"]}
+    assert by["dim_customers"] == {
+        "pattern": "dim_customers",
+        "expected_match_count": 0,
+        "actual_match_count": 0,
+        "missing_models": ["dim_customers"],
+        "missing_node_ids": [],
+        "severity": "warning",
+        "reason": "no_match",
+    }
+    assert by["stg_*"]["severity"] == "ok" and by["stg_*"]["reason"] is None
+    assert result["all_satisfied"] is False
+
+
 def test_select_star_and_column_lineage(project: Settings) -> None:
     calls = [
         ("dbt_find_select_star", {}),

@@ -82,7 +82,7 @@ def test_dynamic_pivot_names_are_withheld() -> None:
 
 
 def test_execute_scalar_on_data_is_the_reclassified_redacted_answer() -> None:
-    p, runner = proxy(lambda q: [{"_ADE_PRESENT": True, "EMAIL": "x-secret@example.com"}])
+    p, _runner = proxy(lambda q: [{"_ADE_PRESENT": True, "EMAIL": "x-secret@example.com"}])
     answer = p.execute_scalar("SELECT email FROM t", 5)
     assert answer["reclassified"] and (answer["error"], answer["code"]) == ("QUERY_CLASSIFIED", "E1002")
     assert answer["classification"] == "DATA" and answer["_queryType"] == "data" and answer["redacted"]
