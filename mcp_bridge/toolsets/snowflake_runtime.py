@@ -125,7 +125,11 @@ class SnowflakeRuntime:
         follows in the background; refusals are recorded as failed runs). Literals are redacted in tags."""
         name = self.connection(connection)
         result = self.ctx.live().run(tool, fn, arguments={**arguments, "connection": name}, read_only=True)
-        return {**result.value, "provenance": {**result.stamp(), "connection": name}}
+        environment = self.settings().environment
+        return {
+            **result.value,
+            "provenance": {**result.stamp(), "connection": name, "environment": environment},
+        }
 
 
 class SnowflakeFailure(ToolFailure):

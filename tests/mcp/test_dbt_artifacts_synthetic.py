@@ -228,6 +228,20 @@ def test_artifact_paths_are_accepted_and_confined(project: Settings, tmp_path: P
         None,
     ]
     assert answers[-1][1]["provenance"]["source"] == "file" and answers[-1][1]["total"] >= 4
+    # A refusal that helps: the settings that admit folders, and "omit the path" when the target has one.
+    refused = answers[2][1]
+    assert {r["setting"] for r in refused["allowed_roots"]} == {"dbt.project_dir", "dbt.target_path", "home"}
+    assert refused["omit_path_to_use_target"] is True and "omit the path" in refused["hint"]
+    assert "dbt.artifact_roots" in refused["hint"]
+    # dbt.artifact_roots admits another folder (e.g. a second target).
+    admitted = project.model_copy(
+        update={"dbt": project.dbt.model_copy(update={"artifact_roots": [outside]})}
+    )
+    ok, body = call_tools(
+        build_server(admitted, only="dbt-artifacts"),
+        [("dbt_get_failed_models", {"run_results_path": str(outside / "run_results.json")})],
+    )[0]
+    assert ok and body["provenance"]["source"] == "file" and body["total_failed"] == 0
 
 
 @pytest.mark.parametrize(
