@@ -316,4 +316,8 @@ def _log_text(content: Any) -> str:
         logger = item.get("logger")
         event = item.get("event", "")
         lines.append(f"[{head}] {f'{{{logger}}} ' if logger else ''}{event}" if head else str(event))
+        # An exception arrives as structured detail next to the event: its type and message, not the stack.
+        for detail in item.get("error_detail") or []:
+            if isinstance(detail, dict):
+                lines.append(f"{detail.get('exc_type', 'Error')}: {detail.get('exc_value', '')}")
     return "\n".join(lines)
