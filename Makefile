@@ -20,6 +20,12 @@ $(TOOLS)/bin/snow:
 	$(UV) pip install --quiet --python $(TOOLS)/snowcli/bin/python "snowflake-cli>=3.10"
 	@mkdir -p $(TOOLS)/bin && ln -sf ../snowcli/bin/snow $(TOOLS)/bin/snow
 
+# The peer the warehouse benchmark compares against, in its own virtualenv (benchmarks/warehouse/peer.py).
+$(TOOLS)/motherduck/bin/mcp-server-motherduck:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/motherduck
+	$(UV) pip install --quiet --python $(TOOLS)/motherduck/bin/python "mcp-server-motherduck>=1.1"
+
 setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
@@ -31,7 +37,7 @@ test: setup  ## the default test suite (everything but the few tests marked slow
 test-slow: setup  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
 	$(PY) -m pytest -q -m slow
 
-bench: setup  ## performance figures (benchmarks/README.md)
+bench: setup $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
 	$(PY) -m benchmarks.run
 
 lint: setup

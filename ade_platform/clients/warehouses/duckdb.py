@@ -6,7 +6,9 @@ read. Instead the client keeps a few started in-memory DuckDB instances ("hosts"
 the file read-only, runs the query and DETACHes it: the lock on the file lasts as long as the call, the
 start-up is paid once. Each host is locked down before it serves a query: file access only to the warehouse
 file and its WAL (`allowed_paths`), external access off, configuration locked. A writer that holds the file
-makes the call wait briefly and retry; after `lock_retry` seconds it fails with a structured error.
+makes the call wait briefly and retry; after `lock_retry` seconds it fails with a structured error. The
+platform's own writers (Dagster runs) take the file's write lock (`lib/warehouse/file_lock.py`), which waits
+for the read in flight instead of failing on it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ade_platform.clients.warehouses.base import (
     to_dicts,
     unique_columns,
 )
+from ade_platform.lib.warehouse import file_lock
 from ade_platform.lib.warehouse.schema import ColumnRow
 
 LOCK_RETRY_SECONDS = 5.0
@@ -146,23 +149,30 @@ class DuckDBClient(WarehouseClient):
             raise WarehouseError(
                 "connection_failed", f"the DuckDB file of warehouse '{self.name}' does not exist yet"
             )
-        host = self._acquire_host()
         try:
-            self._attach(host)
-        except BaseException:
-            self._release_host(host, healthy=False)
-            raise
-        healthy = False
-        try:
-            yield host
-            healthy = True
-        finally:
-            try:
-                host.execute(f"USE {_HOME}")
-                host.execute(f"DETACH {self._alias}")
-            except Exception:  # a host that cannot let go of the file is closed, which releases it
+            with file_lock.reading(self.path, self.lock_retry):
+                host = self._acquire_host()
+                try:
+                    self._attach(host)
+                except BaseException:
+                    self._release_host(host, healthy=False)
+                    raise
                 healthy = False
-            self._release_host(host, healthy=healthy)
+                try:
+                    yield host
+                    healthy = True
+                finally:
+                    try:
+                        host.execute(f"USE {_HOME}")
+                        host.execute(f"DETACH {self._alias}")
+                    except Exception:  # a host that cannot let go of the file is closed, which releases it
+                        healthy = False
+                    self._release_host(host, healthy=healthy)
+        except file_lock.LockTimeout:
+            raise WarehouseError("connection_failed", self._locked_detail()) from None
+
+    def _locked_detail(self) -> str:
+        return f"warehouse '{self.name}' is locked by a writing process; retry when it finishes"
 
     def close(self) -> None:
         with self._hosts_lock:
@@ -209,10 +219,7 @@ class DuckDBClient(WarehouseClient):
                     delay = min(delay * 2, 0.5)
                     continue
                 if _is_lock_conflict(exc):
-                    raise WarehouseError(
-                        "connection_failed",
-                        f"warehouse '{self.name}' is locked by a writing process; retry when it finishes",
-                    ) from None
+                    raise WarehouseError("connection_failed", self._locked_detail()) from None
                 raise WarehouseError(
                     "connection_failed", f"cannot open warehouse '{self.name}': {safe_message(str(exc))}"
                 ) from None
