@@ -9,9 +9,11 @@ export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
 .PHONY: setup demo test test-slow bench lint format snapshot clean
 
+# Bytecode is compiled once here: where PYTHONDONTWRITEBYTECODE is set, every `ade mcp` start would otherwise
+# compile its imports from source (seconds of the gateway's cold start).
 $(VENV)/.synced: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
-	$(UV) sync --frozen --extra test
+	$(UV) sync --frozen --extra test --compile-bytecode
 	@touch $@
 
 $(TOOLS)/bin/snow:
