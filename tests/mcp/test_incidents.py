@@ -23,7 +23,8 @@ from ade_platform.config import Settings, load_settings
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool
 
-pytestmark = pytest.mark.integration
+# Generous: every step runs real dbt subprocesses, slow on a loaded machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 PROJECT = {
     "dbt_project.yml": """
@@ -78,11 +79,13 @@ mcp:
 """
 
 
-def _materialize(settings: Settings) -> tuple[int, str]:
+def _materialize(settings: Settings, select: str = "group:dbt_models") -> tuple[int, str]:
+    """`ade materialize` in-process; rebuilds select the dbt models only (one dbt invocation): the run
+    results, manifest and lineage index must come from the build step itself."""
     from ade_platform.ops import materialize
 
     out = io.StringIO()
-    code = materialize(settings, "*", out=out)
+    code = materialize(settings, select, out=out)
     return code, out.getvalue()
 
 
@@ -99,7 +102,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     os.environ.pop("DAGSTER_HOME", None)
     env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
     settings = load_settings(config, env=env)
-    code, log = _materialize(settings)
+    code, log = _materialize(settings, "*")
     assert code == 0, log[-3000:]
     yield settings
     for key, value in saved.items():
