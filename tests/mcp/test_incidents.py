@@ -33,6 +33,9 @@ version: "1.0.0"
 config-version: 2
 profile: incident_shop
 model-paths: ["models"]
+models:
+  incident_shop:
+    +materialized: table
 """,
     "profiles.yml": """
 incident_shop:
