@@ -26,6 +26,7 @@ TOOLSETS = (
     "bi-api",
     "snowflake",
     "snowfakery",
+    "lineage",
 )
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -199,9 +200,25 @@ class SnowflakeDefaultsSettings(_Model):
     role: str | None = None
 
 
+def _default_exclusion_regexes() -> list[str]:
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
+
+    return list(DEFAULT_EXCLUSION_REGEXES)
+
+
 class SnowflakeExclusionSettings(_Model):
+    """What the guardrail never touches. Globs and regexes both apply; either one matching excludes."""
+
     patterns: list[str] = Field(
         default_factory=list, description="Globs over DB.SCHEMA.OBJECT (see lib/guard/policy.py)."
+    )
+    regexes: list[str] = Field(
+        default_factory=_default_exclusion_regexes,
+        description=(
+            "Python regexes searched case-insensitively in each part of a name (the spec's patterns). "
+            "Default: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_; setting the key replaces "
+            "them ([] turns them off)."
+        ),
     )
     object_types: list[str] = _spec_key("object_types", "objectTypes", [])
 
@@ -285,8 +302,65 @@ class SnowflakeSettings(_Model):
     def _patterns_valid(cls, value: SnowflakeExclusionSettings) -> SnowflakeExclusionSettings:
         from ade_platform.lib.guard import GuardPolicy
 
-        GuardPolicy(exclusion_patterns=tuple(value.patterns))  # raises on a malformed pattern
+        try:  # raises on a malformed glob or regex
+            GuardPolicy(exclusion_patterns=tuple(value.patterns), exclusion_regexes=tuple(value.regexes))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         return value
+
+
+# --- dbt Cloud (issue 11) ---------------------------------------------------------------------------------------
+
+
+class DbtCloudSettings(_Model):
+    """The dbt-cloud toolset and its assets: one dbt Cloud account reached through the Administrative API v2."""
+
+    base_url: str = Field(
+        "https://cloud.getdbt.com/api/v2", description="API base URL, ending in /api/v2 (per region/tenant)."
+    )
+    account_id: int = Field(ge=1, description="dbt Cloud account id.")
+    api_token: SecretStr = Field(description="Service token (read + job run scope); a ${ENV} reference.")
+    project_id: int | None = Field(
+        None, ge=1, description="Default project (the job inventory asset lists it)."
+    )
+    environment_id: int | None = Field(None, ge=1, description="Default environment filter of the inventory.")
+    tracked_jobs: list[int] = Field(
+        default_factory=list, description="Job ids whose runs and artifacts Dagster snapshots into the store."
+    )
+    dbt_tools_job: int | None = Field(
+        None,
+        ge=1,
+        description="A tracked job whose latest run's artifacts feed the dbt-artifacts tools (the dbt_manifest, "
+        "dbt_run_results, ... slots) instead of a local dbt project.",
+    )
+    poll_interval_seconds: float = Field(
+        10, gt=0, le=300, description="dbtcloud_poll_run's status check period."
+    )
+    recent_runs: int = Field(20, ge=1, le=500, description="Runs per tracked job kept in dbt_cloud_runs.")
+    timeout_seconds: float = Field(30, gt=0, le=600, description="Read timeout of one API request.")
+    max_artifact_bytes: int = Field(
+        200_000,
+        ge=1024,
+        description="Largest artifact inlined by dbtcloud_fetch_artifact; past it, a summary.",
+    )
+    sensor_interval_seconds: int = Field(60, ge=10, description="How often the failed-run sensor polls.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError("must be an http(s) URL such as https://cloud.getdbt.com/api/v2")
+        return value.rstrip("/")
+
+    @field_validator("dbt_tools_job")
+    @classmethod
+    def _feeding_job_tracked(cls, value: int | None, info: Any) -> int | None:
+        if value is not None and value not in (info.data.get("tracked_jobs") or []):
+            raise ValueError("must be one of tracked_jobs (its runs are what Dagster snapshots)")
+        return value
+
+
+# --- end dbt Cloud ----------------------------------------------------------------------------------------------
 
 
 class LimitSettings(_Model):
@@ -329,6 +403,25 @@ class McpSettings(_Model):
         return value
 
 
+class LineageBuilder(_Model):
+    """A job/DAG/deployment that builds dbt nodes, where its API does not reveal its dbt command."""
+
+    system: str = Field(description="dbt_cloud, airflow, prefect, dagster, or any name of your own.")
+    job: str = Field(description="The job id or name, DAG id, or flow/deployment name.")
+    select: list[str] = Field(default_factory=list, description="dbt selectors (as after --select).")
+    exclude: list[str] = Field(default_factory=list, description="dbt selectors (as after --exclude).")
+
+    @field_validator("select", "exclude", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
+
+
+class LineageSettings(_Model):
+    builders: list[LineageBuilder] = Field(default_factory=list)
+    max_nodes: int = Field(300, ge=1, description="Default node cap of a cross-stack trace.")
+
+
 class ScheduleSettings(_Model):
     metadata_cron: str = Field("0 * * * *", description="Cron of the metadata refresh schedule.")
     timezone: str = "UTC"
@@ -344,9 +437,11 @@ class Settings(_Model):
     datasets: DatasetSettings | None = None
     snowfakery: SnowfakerySettings = Field(default_factory=SnowfakerySettings)
     snowflake: SnowflakeSettings | None = None
+    dbt_cloud: DbtCloudSettings | None = None
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    lineage: LineageSettings = Field(default_factory=LineageSettings)
 
     @property
     def store_root(self) -> str:

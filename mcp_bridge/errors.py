@@ -56,6 +56,10 @@ ERROR_CODES: dict[str, str] = {
     "look_error": "Check the Look id and its query in Looker.",
     "upstream_error": "The external system returned an error; see detail.",
     "auth_failed": "Check the credentials configured for this system.",
+    # dbt Cloud (category 3)
+    "job_not_found": "List the project's jobs with dbtcloud_list_jobs.",
+    "rate_limited": "dbt Cloud is rate-limiting this token; wait and call again.",
+    "dbt_cloud_not_configured": "Add a dbt_cloud: section (base_url, account_id, api_token) to ade.yaml.",
     # snowflake metadata-only proxy (E-codes per the snowflake spec)
     "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
     "AUTH_FAILED": "Check the snow connection configuration.",
