@@ -48,7 +48,7 @@ incident_shop:
       threads: 1
 """,
     "models/stg_orders.sql": """
-select 1 as order_id, 'placed' as status, 10.5 as amount
+select 1::integer as order_id, 'placed'::varchar as status, 10.5::decimal(4,1) as amount
 union all select 2, 'shipped', 20.0
 """,
     "models/orders.sql": "select order_id, status, amount from {{ ref('stg_orders') }}\n",
