@@ -160,8 +160,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Models expected to run (by name, glob or unique_id) that are absent from run_results.json: a
         --select that was too narrow, a tag exclusion, a selector that silently dropped nodes.
 
-        Per pattern: expected_match_count (models in the manifest), actual_match_count (of those, in the
-        run results), missing_models, severity ok | warning | no_match (the pattern names no model).
+        Returns {"patterns": [...]}: the spec's list under the key `patterns`, one entry per pattern with
+        expected_match_count (models in the manifest), actual_match_count (of those, in the run results),
+        missing_models, severity ok | warning, and reason: not_in_run_results | no_match (the pattern or
+        name matches no model in the manifest: severity warning, missing_models names the pattern) | null.
         """
         for pattern in expected_patterns:
             try:

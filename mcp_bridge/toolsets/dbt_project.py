@@ -140,7 +140,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 index_sql, extra = inputs.sql(manifest)
                 entry = index_sql.get(uid)
                 if entry and entry["compiled"]:
-                    return entry["compiled"], None, "manifest"
+                    # The compiled file dbt recorded (project-relative), even if target/ was cleaned since.
+                    return entry["compiled"], entry.get("compiled_path"), "manifest"
                 if uid in extra:
                     return extra[uid], None, "last_build_manifest"
         raise ToolFailure("compiled_not_found", f"no compiled SQL for {model_name!r}", model_name=model_name)
@@ -157,7 +158,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         ] = False,
     ) -> ToolResult:
         """The SQL of a dbt model: raw (as authored, with Jinja) or compiled (ref() and source() resolved).
-        model_not_found when there is no such model; compiled_not_found when it was never compiled."""
+        `file_path` is the file read, or for compiled SQL taken from the manifest (`compiled_source`:
+        manifest) the compiled path dbt recorded there. model_not_found when there is no such model;
+        compiled_not_found when it was never compiled."""
         try:
             path, rec, uid = locate(model_name)
             real = pf.confine(path, [root()])
@@ -176,7 +179,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "file_path": str(where) if where is not None else None,
                 "sql": sql,
                 "line_count": len(sql.splitlines()),
-                "last_modified": pf.mtime_iso(where) if where is not None else None,
+                "last_modified": pf.mtime_iso(where) if isinstance(where, Path) else None,
                 "provenance": _file_provenance(),
             }
         )
