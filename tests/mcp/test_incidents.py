@@ -23,8 +23,9 @@ from ade_platform.config import Settings, load_settings
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool
 
-# Generous: every step runs real dbt subprocesses, slow on a loaded machine.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+# Several real `ade materialize` runs and a dbt run (about a minute on an idle machine, far more on a loaded one):
+# in `make test-slow`, with a generous time limit.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 PROJECT = {
     "dbt_project.yml": """
