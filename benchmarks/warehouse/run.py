@@ -27,6 +27,7 @@ from ade_platform.clients.warehouses import open_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, load_settings
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
+from benchmarks.warehouse import peer
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 
@@ -178,6 +179,7 @@ def main() -> None:
         drift.bench_duckdb(home / "drift-duck", tables, repeats)
         drift.bench_snowflake(home / "drift-sf", tables, repeats)
         drift.bench_bigquery(home / "drift-bq", tables, repeats)
+    peer.main()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 (manifest, catalog, run results, source freshness) plus the lineage index, published to the store."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import contextlib
 import os
 import shutil
 import sys
@@ -41,6 +42,7 @@ from ade_platform.lib.dbt.publish import (
     publish_select_star,
 )
 from ade_platform.lib.dbt.staleness import newer_files, watched_target
+from ade_platform.lib.warehouse import file_lock
 from ade_platform.store import Provenance, SnapshotNotFound, StoreReader, StoreWriter
 
 MODELS_GROUP = "dbt_models"
@@ -94,6 +96,14 @@ def build_dbt_assets(settings: Settings) -> list:
     scratch = settings.home / "dbt" / "invocations"
     invocation_target = scratch / "build"
 
+    def writing_warehouse() -> contextlib.AbstractContextManager[None]:
+        """dbt's DuckDB warehouse held for writing (the gateway's reads wait instead of blocking dbt)."""
+        assert settings.dbt is not None
+        warehouse = settings.warehouses.get(settings.dbt.warehouse or "")
+        if warehouse is None or warehouse.type != "duckdb":
+            return contextlib.nullcontext()
+        return file_lock.writing(warehouse.path)
+
     @dbt_assets(
         manifest=project.manifest_path,
         project=project,
@@ -108,21 +118,24 @@ def build_dbt_assets(settings: Settings) -> list:
         # Cached tools read this marker: until the build publishes, their answers say a build is under way.
         mark_invocation(writer, state="running", run_id=run_id, started_at=started_at)
         # An explicit target under ADE_HOME: dagster-dbt's default writes into the project's own target/.
-        invocation = dbt.cli(["build"], context=context, raise_on_error=False, target_path=invocation_target)
-        try:
-            yield from invocation.stream()
-        finally:
-            # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
-            last_build.mkdir(parents=True, exist_ok=True)
-            for name in ("run_results.json", "manifest.json"):
-                produced = invocation.target_path / name
-                if produced.exists():
-                    shutil.copy2(produced, last_build / name)
-            # Published here, whatever the outcome: the dbt_run_results asset sits downstream of the models
-            # and Dagster skips it when a model fails, which is exactly when the run results matter most.
-            published = publish_invocation(writer, store.reader(), invocation.target_path, run_id=run_id)
-            mark_invocation(writer, state="published", run_id=run_id, started_at=started_at)
-            context.log.info(f"published the build's artifacts to the store: {published}")
+        with writing_warehouse():
+            invocation = dbt.cli(
+                ["build"], context=context, raise_on_error=False, target_path=invocation_target
+            )
+            try:
+                yield from invocation.stream()
+            finally:
+                # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
+                last_build.mkdir(parents=True, exist_ok=True)
+                for name in ("run_results.json", "manifest.json"):
+                    produced = invocation.target_path / name
+                    if produced.exists():
+                        shutil.copy2(produced, last_build / name)
+                # Published here, whatever the outcome: the dbt_run_results asset sits downstream of the
+                # models and Dagster skips it when a model fails, which is exactly when the results matter.
+                published = publish_invocation(writer, store.reader(), invocation.target_path, run_id=run_id)
+                mark_invocation(writer, state="published", run_id=run_id, started_at=started_at)
+                context.log.info(f"published the build's artifacts to the store: {published}")
         if not invocation.is_successful():
             raise Failure("dbt build failed; see the run results (dbt_run_results) for which nodes")
 
@@ -133,7 +146,8 @@ def build_dbt_assets(settings: Settings) -> list:
         target = scratch / name
         for stale in ("manifest.json", "catalog.json", "sources.json"):
             (target / stale).unlink(missing_ok=True)
-        dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
+        with writing_warehouse():  # dbt-duckdb opens the file read-write, even for docs and freshness
+            dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
         return target
 
     @asset(
