@@ -56,6 +56,10 @@ ERROR_CODES: dict[str, str] = {
     "look_error": "Check the Look id and its query in Looker.",
     "upstream_error": "The external system returned an error; see detail.",
     "auth_failed": "Check the credentials configured for this system.",
+    # bi-api (category 5)
+    "dashboard_not_found": "List dashboards with bi_list_dashboards and use one of their dashboard_id values.",
+    "look_not_found": "Check the Look id in Looker (a Look's URL ends with /looks/<id>).",
+    "backend_not_configured": "Configure it in ade.yaml (its section with a base URL and ${ENV} credentials).",
     # snowflake metadata-only proxy (E-codes per the snowflake spec)
     "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
     "AUTH_FAILED": "Check the snow connection configuration.",
