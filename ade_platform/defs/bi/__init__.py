@@ -7,6 +7,7 @@ everything checks the dashboards against the warehouse it just built.
 """
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import hashlib
 import json
 from typing import Any
 
@@ -90,7 +91,7 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
         except BiError as exc:
             raise _fail(exc) from None
         prov = store.writer().publish(
-            inventory_asset(tool), data, run_id=context.run_id, source={"tool": tool}
+            inventory_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
         )
         elements = [e for d in data["dashboards"] for e in d["elements"]]
         tables = sorted({t["relation"] for e in elements for t in e["tables"]})
@@ -144,7 +145,9 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
                 client.close()
         except BiError as exc:
             raise _fail(exc) from None
-        prov = store.writer().publish(health_asset(tool), data, run_id=context.run_id, source={"tool": tool})
+        prov = store.writer().publish(
+            health_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
+        )
         broken = tiles_with_status(data, "error")
         empty = tiles_with_status(data, "empty")
         in_error = [d["id"] for d in data["dashboards"] if d["status"] == "error"]
@@ -234,7 +237,7 @@ def dashboard_error_sensor(settings: Settings, job: Any) -> Any:
         if not newly:
             return SkipReason(f"no dashboard turned to error ({len(current)} checked)")
         return RunRequest(
-            run_key=f"bi-error:{','.join(newly)}:{context.cursor}",
+            run_key=f"bi-error:{','.join(newly)}:{hashlib.sha1(context.cursor.encode()).hexdigest()[:12]}",
             tags={
                 "ade/source": "sensor",
                 "ade/reason": "dashboard turned to error",
