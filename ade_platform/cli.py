@@ -64,6 +64,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
 def cmd_guard_classify(args: argparse.Namespace) -> int:
     from ade_platform.lib.guard import GuardPolicy
     from ade_platform.lib.guard.batch import run
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
 
     settings = _settings(args)
     if settings.snowflake is not None:
@@ -72,7 +73,7 @@ def cmd_guard_classify(args: argparse.Namespace) -> int:
         policy = policy_from_settings(settings.snowflake)
     else:
         print("ade guard: no snowflake section configured; using the default policy", file=sys.stderr)
-        policy = GuardPolicy()
+        policy = GuardPolicy(exclusion_regexes=DEFAULT_EXCLUSION_REGEXES)
     kwargs = {"database": args.database, "schema": args.schema, "explain": args.explain}
     if args.file == "-":
         return run(policy, sys.stdin, sys.stdout, **kwargs)

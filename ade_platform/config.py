@@ -34,6 +34,7 @@ TOOLSETS = (
     "bi-api",
     "snowflake",
     "snowfakery",
+    "lineage",
 )
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -207,9 +208,25 @@ class SnowflakeDefaultsSettings(_Model):
     role: str | None = None
 
 
+def _default_exclusion_regexes() -> list[str]:
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
+
+    return list(DEFAULT_EXCLUSION_REGEXES)
+
+
 class SnowflakeExclusionSettings(_Model):
+    """What the guardrail never touches. Globs and regexes both apply; either one matching excludes."""
+
     patterns: list[str] = Field(
         default_factory=list, description="Globs over DB.SCHEMA.OBJECT (see lib/guard/policy.py)."
+    )
+    regexes: list[str] = Field(
+        default_factory=_default_exclusion_regexes,
+        description=(
+            "Python regexes searched case-insensitively in each part of a name (the spec's patterns). "
+            "Default: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_; setting the key replaces "
+            "them ([] turns them off)."
+        ),
     )
     object_types: list[str] = _spec_key("object_types", "objectTypes", [])
 
@@ -293,7 +310,10 @@ class SnowflakeSettings(_Model):
     def _patterns_valid(cls, value: SnowflakeExclusionSettings) -> SnowflakeExclusionSettings:
         from ade_platform.lib.guard import GuardPolicy
 
-        GuardPolicy(exclusion_patterns=tuple(value.patterns))  # raises on a malformed pattern
+        try:  # raises on a malformed glob or regex
+            GuardPolicy(exclusion_patterns=tuple(value.patterns), exclusion_regexes=tuple(value.regexes))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
 
@@ -406,6 +426,25 @@ class McpSettings(_Model):
         return value
 
 
+class LineageBuilder(_Model):
+    """A job/DAG/deployment that builds dbt nodes, where its API does not reveal its dbt command."""
+
+    system: str = Field(description="dbt_cloud, airflow, prefect, dagster, or any name of your own.")
+    job: str = Field(description="The job id or name, DAG id, or flow/deployment name.")
+    select: list[str] = Field(default_factory=list, description="dbt selectors (as after --select).")
+    exclude: list[str] = Field(default_factory=list, description="dbt selectors (as after --exclude).")
+
+    @field_validator("select", "exclude", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
+
+
+class LineageSettings(_Model):
+    builders: list[LineageBuilder] = Field(default_factory=list)
+    max_nodes: int = Field(300, ge=1, description="Default node cap of a cross-stack trace.")
+
+
 class ScheduleSettings(_Model):
     metadata_cron: str = Field("0 * * * *", description="Cron of the metadata refresh schedule.")
     timezone: str = "UTC"
@@ -425,6 +464,7 @@ class Settings(_Model):
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    lineage: LineageSettings = Field(default_factory=LineageSettings)
 
     @property
     def store_root(self) -> str:

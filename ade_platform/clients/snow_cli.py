@@ -278,6 +278,7 @@ def policy_from_settings(section: Any) -> GuardPolicy:
     guard = section.guardrail
     return GuardPolicy(
         exclusion_patterns=tuple(section.exclusions.patterns),
+        exclusion_regexes=tuple(section.exclusions.regexes),
         excluded_object_types=frozenset(section.exclusions.object_types),
         default_database=section.defaults.database,
         default_schema=section.defaults.schema_name,

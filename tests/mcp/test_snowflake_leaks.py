@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastmcp import Client
 
 from ade_platform.config import load_settings
@@ -26,7 +27,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.snowflake import build_with
 from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
 from tests.fakes.snowflake_runner import ConnectorRunner, NullLiveRunner
-from tests.fakes.snowflake_stack import CANARIES
+from tests.fakes.snowflake_stack import CANARIES, DATABASE, run_sql
 
 pytestmark = pytest.mark.integration
 
@@ -128,3 +129,62 @@ def test_no_canary_leaks_through_the_snow_cli(
     # The data-keyed VARIANT object is a Record, not an interface listing its keys.
     is_error, body = by_sql[("SELECT payload FROM events", "execute_sql")]
     assert not is_error and "Record<string" in body["variant_interfaces"]["PAYLOAD"]
+
+
+ARCHIVE_CANARY = "cnry-archive-7305"
+SPEC_DEFAULT_OBJECTS = [
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.LEDGER_ARCHIVE (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.LEDGER_ARCHIVE VALUES (1, '{ARCHIVE_CANARY}')",
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.SYSTEM_AUDIT (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.SYSTEM_AUDIT VALUES (1, '{ARCHIVE_CANARY}')",
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.LEDGER_PROD (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.LEDGER_PROD VALUES (1, '{ARCHIVE_CANARY}')",
+]
+
+
+def test_spec_default_exclusions_hold_with_no_configuration(snowflake_stack: Any, tmp_path: Path) -> None:
+    """No `exclusions` key at all: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_ still refuse."""
+    run_sql(snowflake_stack.port, SPEC_DEFAULT_OBJECTS)
+    try:
+        path = snowflake_stack.ade_yaml(tmp_path / "ade")
+        doc = yaml.safe_load(path.read_text())
+        del doc["snowflake"]["exclusions"]
+        path.write_text(yaml.safe_dump(doc))
+        settings = load_settings(path, env={})
+        assert settings.snowflake.exclusions.patterns == []
+        ctx = BridgeContext.from_settings(settings)
+        ctx._live = NullLiveRunner()
+        runtime = SnowflakeRuntime(ctx, runner_factory=lambda name: ConnectorRunner(snowflake_stack.port))
+        probes = [
+            {"sql": "SELECT note FROM ledger_archive", "why": "_ARCHIVE$"},
+            {"sql": "SELECT COUNT(*) FROM system_audit", "why": "^SYSTEM_"},
+            {"sql": "SELECT MAX(note) FROM ledger_prod", "why": "_PROD$"},
+            {"sql": "SELECT * FROM prod_hr.salaries", "why": "^PROD_ (schema)"},
+            {"sql": "SELECT email FROM customers_backup", "why": "_BACKUP$"},
+        ]
+        answers = asyncio.run(_answers(build_with(runtime), probes, concurrency=2))
+        texts = [text for *_, text in answers]
+        assert not [t for t in texts if ARCHIVE_CANARY in t], texts
+        assert not _leaks(answers), "\n".join(_leaks(answers))
+        assert all(
+            is_error and json.loads(text)["error"] == "EXCLUDED_OBJECT" for _, _, is_error, text in answers
+        )
+
+        # Listings leave them out too.
+        async def listing() -> set[str]:
+            async with Client(build_with(runtime)) as client:
+                result = await client.call_tool(
+                    "list_objects", {"objectType": "table", "database": DATABASE, "schema": "APP"}
+                )
+            return {o["name"] for o in result.structured_content["objects"]}
+
+        names = asyncio.run(listing())
+        assert "CUSTOMERS" in names and not names & {"LEDGER_ARCHIVE", "SYSTEM_AUDIT", "LEDGER_PROD"}
+    finally:
+        run_sql(
+            snowflake_stack.port,
+            [
+                f"DROP TABLE IF EXISTS {DATABASE}.APP.{t}"
+                for t in ("LEDGER_ARCHIVE", "SYSTEM_AUDIT", "LEDGER_PROD")
+            ],
+        )
