@@ -143,7 +143,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 try:
                     clients[tool] = open_bi_client(tool, settings)
                 except BiError as exc:
-                    raise ToolFailure(exc.code, exc.detail) from None
+                    raise _failure(exc) from None
             return clients[tool]
 
     def live(name: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
@@ -151,7 +151,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         try:
             result = ctx.live().run(name, fn, arguments=arguments, read_only=True)
         except BiError as exc:
-            raise ToolFailure(exc.code, exc.detail) from None
+            raise _failure(exc) from None
         return result.value, result.stamp()
 
     def snapshot(asset: str) -> Snapshot | None:
@@ -163,9 +163,11 @@ def build(ctx: BridgeContext) -> FastMCP:
     def check_configured(tool: str) -> None:
         if tool not in bi.tools:
             configured = ", ".join(bi.tools) or "none"
-            raise ToolFailure(
-                "backend_not_configured",
-                f"{tool} is not configured (bi.{tool} in ade.yaml); configured: {configured}",
+            raise _failure(
+                BiError(
+                    "backend_not_configured",
+                    f"{tool} is not configured (bi.{tool}); configured: {configured}",
+                )
             )
 
     def run_dashboard(
@@ -315,6 +317,14 @@ def build(ctx: BridgeContext) -> FastMCP:
         return LookAnswer(**run, limit=limit, truncated=run["row_count"] >= limit, provenance=stamp)  # type: ignore[typeddict-item]
 
     return server
+
+
+def _failure(exc: BiError) -> ToolFailure:
+    if exc.code == "backend_not_configured":  # the shared hint speaks of orchestrators
+        return ToolFailure(
+            exc.code, exc.detail, hint="Add bi.looker / bi.metabase (base_url, ${ENV} credentials)."
+        )
+    return ToolFailure(exc.code, exc.detail)
 
 
 def _list_item(d: dict[str, Any]) -> DashboardListItem:
