@@ -139,7 +139,7 @@ def main() -> None:
                 def read_config(self) -> api_settings.SettingsConfig:
                     return {"client_id": DEMO_CLIENT_ID, "client_secret": DEMO_CLIENT_SECRET, "base_url": url}
 
-            sdk = looker_sdk.init40(config_settings=Plain(filename="none.ini"))
+            sdk = looker_sdk.init40(config_settings=Plain())
 
             def by_hand() -> None:
                 for e in sdk.dashboard("1").dashboard_elements:
