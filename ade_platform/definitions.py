@@ -72,6 +72,10 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
     )
+    # BI (issue 13): dashboard inventory and health per configured BI tool, after the dbt models they read.
+    from ade_platform.defs.bi import build_bi_definitions
+
+    bi_defs = build_bi_definitions(settings, upstream=model_keys)
     snowflake_defs = []
     if settings.snowflake is not None:
         from ade_platform.defs.snowflake import build_snowflake_definitions
@@ -81,6 +85,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         defs,
         warehouse_defs,
         build_dataset_schedules(settings),
+        bi_defs,
         build_orchestration_definitions(settings),
         *snowflake_defs,
     )
