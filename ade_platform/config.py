@@ -343,6 +343,24 @@ class SnowflakeSettings(_Model):
         return value
 
 
+class DagsterInstanceSettings(_Model):
+    """The Dagster instance behind materializations and live tools (dagster.yaml is written from this)."""
+
+    storage: Literal["sqlite", "postgres"] = Field(
+        "sqlite",
+        description="sqlite: files under DAGSTER_HOME (one machine); postgres: runs, events, schedules.",
+    )
+    postgres_url_env: str = Field(
+        "ADE_DAGSTER_PG_URL",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="The environment variable holding postgresql://user:password@host:port/db; dagster.yaml "
+        "names the variable, never the URL, so no password is written to disk.",
+    )
+    max_concurrent_runs: int = Field(
+        1, ge=1, le=1000, description="1 for the embedded DuckDB warehouse (one writer); raise on Postgres."
+    )
+
+
 class LimitSettings(_Model):
     max_lineage_nodes: int = Field(500, ge=1)
     max_rows: int = Field(1000, ge=1)
@@ -420,6 +438,7 @@ class Settings(_Model):
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    dagster: DagsterInstanceSettings = Field(default_factory=DagsterInstanceSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
 
     def model_post_init(self, context: Any, /) -> None:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -96,12 +97,14 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pg = _pg_bin()
     if pg is None:
         pytest.skip("PostgreSQL is not installed (`.ci/run` installs Debian's postgresql)")
-    data = tmp_path_factory.mktemp("pg") / "data"
+    # Not under pytest's tmp dir: that is private to root, and postgres refuses to run as root.
+    base = Path(tempfile.mkdtemp(prefix="ade-pg-"))
+    base.chmod(0o755)
+    data = base / "data"
     data.mkdir()
     as_user: list[str] = []
     if os.geteuid() == 0:
         shutil.chown(data, "postgres", "postgres")
-        shutil.chown(data.parent, "postgres", "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     port = free_port()
     subprocess.run(
