@@ -15,10 +15,13 @@ writer wins) and says so once in the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
 
+from ade_platform.store.model import StoreError
 from ade_platform.store.paths import StoreRoot
 
 log = logging.getLogger("ade.store")
@@ -69,6 +72,20 @@ class S3Root(StoreRoot):
     def describe(self) -> str:
         return self.url
 
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            yield
+        except (BotoCoreError, ClientError) as exc:
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: Exception) -> StoreError:
+        """A store error an agent may see: the URL and the error code, never credentials or a traceback."""
+        code = self._code(exc) or type(exc).__name__
+        return StoreError(f"object store {self.url}: {code}")
+
     def _key(self, rel: str) -> str:
         rel = rel.strip("/")
         return f"{self.prefix}/{rel}" if self.prefix and rel else (self.prefix or rel)
@@ -83,6 +100,10 @@ class S3Root(StoreRoot):
         return self.read_with_etag(rel)[0]
 
     def read_with_etag(self, rel: str) -> tuple[bytes, str]:
+        with self._errors():
+            return self._read_with_etag(rel)
+
+    def _read_with_etag(self, rel: str) -> tuple[bytes, str]:
         from botocore.exceptions import ClientError
 
         try:
@@ -94,6 +115,10 @@ class S3Root(StoreRoot):
         return obj["Body"].read(), obj["ETag"]
 
     def write_bytes_atomic(self, rel: str, data: bytes) -> None:
+        with self._errors():
+            return self._write_bytes_atomic(rel, data)
+
+    def _write_bytes_atomic(self, rel: str, data: bytes) -> None:
         # One PUT of one object is atomic on S3: readers see the old object or the new one.
         self.client.put_object(Bucket=self.bucket, Key=self._key(rel), Body=data)
 
@@ -105,6 +130,10 @@ class S3Root(StoreRoot):
             self.write_bytes_atomic(f"{rel}/{name}", files[name])
 
     def put_if(self, rel: str, data: bytes, etag: str | None) -> bool:
+        with self._errors():
+            return self._put_if(rel, data, etag)
+
+    def _put_if(self, rel: str, data: bytes, etag: str | None) -> bool:
         """PUT only if the object still has `etag` (or still does not exist); False when someone else won."""
         from botocore.exceptions import ClientError
 
@@ -130,6 +159,10 @@ class S3Root(StoreRoot):
             raise
 
     def list_dir(self, rel: str) -> list[str]:
+        with self._errors():
+            return self._list_dir(rel)
+
+    def _list_dir(self, rel: str) -> list[str]:
         prefix = self._key(rel)
         prefix = f"{prefix}/" if prefix else ""
         names: set[str] = set()
@@ -142,6 +175,10 @@ class S3Root(StoreRoot):
         return sorted(n for n in names if n)
 
     def remove_tree(self, rel: str) -> None:
+        with self._errors():
+            return self._remove_tree(rel)
+
+    def _remove_tree(self, rel: str) -> None:
         prefix = self._key(rel).rstrip("/") + "/"
         paginator = self.client.get_paginator("list_objects_v2")
         keys = [
@@ -158,6 +195,10 @@ class S3Root(StoreRoot):
                 self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": objects})
 
     def signature(self, rel: str) -> Any:
+        with self._errors():
+            return self._signature(rel)
+
+    def _signature(self, rel: str) -> Any:
         """The pointer's ETag (one HEAD): it changes whenever the object is replaced."""
         from botocore.exceptions import ClientError
 
