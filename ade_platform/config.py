@@ -28,6 +28,8 @@ TOOLSETS = (
     "snowfakery",
     "lineage",
 )
+# The specs' own server names, accepted wherever a toolset is named (`ade mcp --server snowfakery-mcp`).
+SERVER_ALIASES = {"snowfakery-mcp": "snowfakery"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -86,6 +88,11 @@ class DbtSettings(_Model):
         None, description="Where dbt writes artifacts; default <home>/dbt/target."
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    artifact_roots: list[Path] = Field(
+        default_factory=list,
+        description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "
+        "e.g. one target folder per environment.",
+    )
 
 
 class PiiPatternSettings(_Model):
@@ -318,6 +325,16 @@ class SnowflakeSettings(_Model):
     config_file: Path | None = _spec_key("config_file", "configFile", None)
     cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
     timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
+    transport: Literal["cli", "connector"] = Field(
+        "cli",
+        description="cli: a `snow` process per statement (the spec's); connector: one logged-in "
+        "snowflake-connector session per connection name, read from the same snow configuration.",
+    )
+    environment: str = Field(
+        "development",
+        max_length=64,
+        description="The spec's SDAIDF_ENV (development, staging, ...): stamped on every answer's provenance.",
+    )
     project_file: Path | None = Field(
         None, description="A spec-format project.yaml mapped onto this section."
     )
@@ -361,10 +378,118 @@ class DagsterInstanceSettings(_Model):
     )
 
 
+# --- orchestrators (issue 12) ---
+class AirflowSettings(_Model):
+    base_url: str = Field(description="Airflow API server URL, e.g. http://airflow.internal:8080.")
+    username: str | None = None
+    password: SecretStr | None = Field(None, description="A ${ENV} reference.")
+    api_version: Literal["auto", "v2", "v1"] = Field(
+        "auto", description="auto probes the server: Airflow 3 (/api/v2, JWT) or Airflow 2 (/api/v1, basic)."
+    )
+    dags: list[str] = Field(default_factory=list, description="DAG ids tracked by the run-history asset.")
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class PrefectSettings(_Model):
+    api_url: str = Field(
+        description="Prefect API URL: http://host:4200/api, or Prefect Cloud's workspace URL."
+    )
+    api_key: SecretStr | None = Field(None, description="Prefect Cloud API key (a ${ENV} reference).")
+    auth_string: SecretStr | None = Field(
+        None, description="Self-hosted server basic auth 'user:password' (a ${ENV} reference)."
+    )
+    flows: list[str] = Field(
+        default_factory=list, description="Flow names (or flow/deployment) tracked by the run-history asset."
+    )
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class DagsterOrchestratorSettings(_Model):
+    jobs: list[str] | None = Field(None, description="Jobs tracked by the run-history asset; default: all.")
+
+
+class OrchestratorSettings(_Model):
+    airflow: AirflowSettings | None = None
+    prefect: PrefectSettings | None = None
+    dagster: DagsterOrchestratorSettings = Field(default_factory=DagsterOrchestratorSettings)
+    history_days: int = Field(7, ge=1, le=365, description="Days of run history the assets keep.")
+    max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
+    pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
+
+    def secrets(self) -> list[str]:
+        """Configured secret values, scrubbed from every log an orchestrator tool returns."""
+        values = []
+        for secret in (
+            self.airflow.password if self.airflow else None,
+            self.prefect.api_key if self.prefect else None,
+            self.prefect.auth_string if self.prefect else None,
+        ):
+            if secret is not None:
+                values.append(secret.get_secret_value())
+        if self.prefect and self.prefect.auth_string:
+            values.append(self.prefect.auth_string.get_secret_value().partition(":")[2])
+        return values
+
+
+# --- end orchestrators ---
+# --- dbt Cloud (issue 11) ---------------------------------------------------------------------------------------
+
+
+class DbtCloudSettings(_Model):
+    """The dbt-cloud toolset and its assets: one dbt Cloud account reached through the Administrative API v2."""
+
+    base_url: str = Field(
+        "https://cloud.getdbt.com/api/v2", description="API base URL, ending in /api/v2 (per region/tenant)."
+    )
+    account_id: int = Field(ge=1, description="dbt Cloud account id.")
+    api_token: SecretStr = Field(description="Service token (read + job run scope); a ${ENV} reference.")
+    project_id: int | None = Field(
+        None, ge=1, description="Default project (the job inventory asset lists it)."
+    )
+    environment_id: int | None = Field(None, ge=1, description="Default environment filter of the inventory.")
+    tracked_jobs: list[int] = Field(
+        default_factory=list, description="Job ids whose runs and artifacts Dagster snapshots into the store."
+    )
+    dbt_tools_job: int | None = Field(
+        None,
+        ge=1,
+        description="A tracked job whose latest run's artifacts feed the dbt-artifacts tools (the dbt_manifest, "
+        "dbt_run_results, ... slots) instead of a local dbt project.",
+    )
+    poll_interval_seconds: float = Field(
+        10, gt=0, le=300, description="dbtcloud_poll_run's status check period."
+    )
+    recent_runs: int = Field(20, ge=1, le=500, description="Runs per tracked job kept in dbt_cloud_runs.")
+    timeout_seconds: float = Field(30, gt=0, le=600, description="Read timeout of one API request.")
+    max_artifact_bytes: int = Field(
+        200_000,
+        ge=1024,
+        description="Largest artifact inlined by dbtcloud_fetch_artifact; past it, a summary.",
+    )
+    sensor_interval_seconds: int = Field(60, ge=10, description="How often the failed-run sensor polls.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError("must be an http(s) URL such as https://cloud.getdbt.com/api/v2")
+        return value.rstrip("/")
+
+    @field_validator("dbt_tools_job")
+    @classmethod
+    def _feeding_job_tracked(cls, value: int | None, info: Any) -> int | None:
+        if value is not None and value not in (info.data.get("tracked_jobs") or []):
+            raise ValueError("must be one of tracked_jobs (its runs are what Dagster snapshots)")
+        return value
+
+
+# --- end dbt Cloud ----------------------------------------------------------------------------------------------
+
+
 class LimitSettings(_Model):
     max_lineage_nodes: int = Field(500, ge=1)
     max_rows: int = Field(1000, ge=1)
-    query_timeout_seconds: float = Field(60, gt=0)
+    query_timeout_seconds: float = Field(120, gt=0, description="The spec's default: 120 s.")
 
 
 class HttpSettings(_Model):
@@ -435,11 +560,17 @@ class Settings(_Model):
     datasets: DatasetSettings | None = None
     snowfakery: SnowfakerySettings = Field(default_factory=SnowfakerySettings)
     snowflake: SnowflakeSettings | None = None
+    dbt_cloud: DbtCloudSettings | None = None
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
     dagster: DagsterInstanceSettings = Field(default_factory=DagsterInstanceSettings)
+
+    orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
+    )
 
     def model_post_init(self, context: Any, /) -> None:
         # Remote store roots get their endpoint and credentials once, here: every reader and writer this
@@ -527,6 +658,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict) and parts[-1] in node:
             node[parts[-1]] = fix(node[parts[-1]])
+    dbt = raw.get("dbt")
+    if isinstance(dbt, dict) and isinstance(dbt.get("artifact_roots"), list):
+        dbt["artifact_roots"] = [fix(v) for v in dbt["artifact_roots"]]
     for wh in (raw.get("warehouses") or {}).values():
         if isinstance(wh, dict):
             for key in ("path", "credentials_path"):
@@ -569,6 +703,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str
         except ValueError as exc:
             raise ConfigError(f"{config_path.name}: snowflake: {exc}") from None
     raw["config_path"] = str(config_path)
+    if env.get("LOG_LEVEL"):  # snowflake-cli-mcp spec 5.2 (LOG_LEVEL="info")
+        raw["log_level"] = env["LOG_LEVEL"].strip().lower()
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

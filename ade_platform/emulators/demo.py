@@ -36,6 +36,20 @@ class Emulator:
 # Each emulator registers itself here (one entry per SaaS).
 EMULATORS: list[Emulator] = []
 
+# dbt Cloud (issue 11): the Administrative API v2 whose jobs run dbt_demo with dbt-core.
+EMULATORS.append(
+    Emulator(
+        name="dbt_cloud",
+        module="ade_platform.emulators.dbt_cloud",
+        default_port=8791,
+        ready_path="/health",
+        env=lambda url: {
+            "ADE_DBT_CLOUD_URL": f"{url}/api/v2",
+            "DBT_CLOUD_API_TOKEN": "dbtc_ade_demo_emulator_token",  # the emulator's demo token
+        },
+    )
+)
+
 
 @dataclass
 class Running:
