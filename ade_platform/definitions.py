@@ -11,7 +11,7 @@ import dagster as dg
 
 from ade_platform.config import Settings, load_settings
 from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
-from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
+from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, build_dbt_sensors, dbt_resource
 from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
 from ade_platform.defs.lineage import build_lineage_definitions
 from ade_platform.defs.resources import StoreResource
@@ -61,17 +61,24 @@ def build_definitions(settings: Settings) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         ],
+        sensors=build_dbt_sensors(settings),
         resources=resources,
         # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
     )
+    # BI (issue 13): dashboard inventory and health per configured BI tool, after the dbt models they read.
+    from ade_platform.defs.bi import build_bi_definitions
+
+    bi_defs = build_bi_definitions(settings, upstream=model_keys)
     snowflake_defs = []
     if settings.snowflake is not None:
         from ade_platform.defs.snowflake import build_snowflake_definitions
 
         snowflake_defs.append(build_snowflake_definitions(settings))
-    merged = dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
+    merged = dg.Definitions.merge(
+        defs, warehouse_defs, build_dataset_schedules(settings), bi_defs, *snowflake_defs
+    )
     # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
     defined = {
         key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])
