@@ -309,6 +309,60 @@ class SnowflakeSettings(_Model):
         return value
 
 
+# --- orchestrators (issue 12) ---
+class AirflowSettings(_Model):
+    base_url: str = Field(description="Airflow API server URL, e.g. http://airflow.internal:8080.")
+    username: str | None = None
+    password: SecretStr | None = Field(None, description="A ${ENV} reference.")
+    api_version: Literal["auto", "v2", "v1"] = Field(
+        "auto", description="auto probes the server: Airflow 3 (/api/v2, JWT) or Airflow 2 (/api/v1, basic)."
+    )
+    dags: list[str] = Field(default_factory=list, description="DAG ids tracked by the run-history asset.")
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class PrefectSettings(_Model):
+    api_url: str = Field(
+        description="Prefect API URL: http://host:4200/api, or Prefect Cloud's workspace URL."
+    )
+    api_key: SecretStr | None = Field(None, description="Prefect Cloud API key (a ${ENV} reference).")
+    auth_string: SecretStr | None = Field(
+        None, description="Self-hosted server basic auth 'user:password' (a ${ENV} reference)."
+    )
+    flows: list[str] = Field(
+        default_factory=list, description="Flow names (or flow/deployment) tracked by the run-history asset."
+    )
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class DagsterOrchestratorSettings(_Model):
+    jobs: list[str] | None = Field(None, description="Jobs tracked by the run-history asset; default: all.")
+
+
+class OrchestratorSettings(_Model):
+    airflow: AirflowSettings | None = None
+    prefect: PrefectSettings | None = None
+    dagster: DagsterOrchestratorSettings = Field(default_factory=DagsterOrchestratorSettings)
+    history_days: int = Field(7, ge=1, le=365, description="Days of run history the assets keep.")
+    max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
+    pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
+
+    def secrets(self) -> list[str]:
+        """Configured secret values, scrubbed from every log an orchestrator tool returns."""
+        values = []
+        for secret in (
+            self.airflow.password if self.airflow else None,
+            self.prefect.api_key if self.prefect else None,
+            self.prefect.auth_string if self.prefect else None,
+        ):
+            if secret is not None:
+                values.append(secret.get_secret_value())
+        if self.prefect and self.prefect.auth_string:
+            values.append(self.prefect.auth_string.get_secret_value().partition(":")[2])
+        return values
+
+
+# --- end orchestrators ---
 # --- dbt Cloud (issue 11) ---------------------------------------------------------------------------------------
 
 
@@ -441,6 +495,7 @@ class Settings(_Model):
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
 
     @property
