@@ -90,6 +90,9 @@ def main() -> None:
         poll = asyncio.run(_timed_calls(server, "dbtcloud_poll_run", {"run_id": run["id"]}, repeats))
         get_run = _timed(lambda: direct.get_run(run["id"]), repeats)
         direct.close()
+        from ade_platform.live import flush_all
+
+        flush_all(120)  # the audit runs land before the temporary Dagster home goes
 
     print(f"dbtcloud_get_last_run, {repeats} calls each (emulator on loopback)")
     print(f"    cached (dbt_cloud_runs snapshot)  {fmt_ms(cached)}")
