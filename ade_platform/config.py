@@ -28,6 +28,8 @@ TOOLSETS = (
     "snowfakery",
     "lineage",
 )
+# The specs' own server names, accepted wherever a toolset is named (`ade mcp --server snowfakery-mcp`).
+SERVER_ALIASES = {"snowfakery-mcp": "snowfakery"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -52,6 +54,11 @@ class DbtSettings(_Model):
         None, description="Where dbt writes artifacts; default <home>/dbt/target."
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    artifact_roots: list[Path] = Field(
+        default_factory=list,
+        description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "
+        "e.g. one target folder per environment.",
+    )
 
 
 class PiiPatternSettings(_Model):
@@ -284,6 +291,11 @@ class SnowflakeSettings(_Model):
     config_file: Path | None = _spec_key("config_file", "configFile", None)
     cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
     timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
+    environment: str = Field(
+        "development",
+        max_length=64,
+        description="The spec's SDAIDF_ENV (development, staging, ...): stamped on every answer's provenance.",
+    )
     project_file: Path | None = Field(
         None, description="A spec-format project.yaml mapped onto this section."
     )
@@ -420,7 +432,7 @@ class DbtCloudSettings(_Model):
 class LimitSettings(_Model):
     max_lineage_nodes: int = Field(500, ge=1)
     max_rows: int = Field(1000, ge=1)
-    query_timeout_seconds: float = Field(60, gt=0)
+    query_timeout_seconds: float = Field(120, gt=0, description="The spec's default: 120 s.")
 
 
 class HttpSettings(_Model):
@@ -497,6 +509,9 @@ class Settings(_Model):
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
     orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
+    )
 
     @property
     def store_root(self) -> str:
@@ -576,6 +591,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict) and parts[-1] in node:
             node[parts[-1]] = fix(node[parts[-1]])
+    dbt = raw.get("dbt")
+    if isinstance(dbt, dict) and isinstance(dbt.get("artifact_roots"), list):
+        dbt["artifact_roots"] = [fix(v) for v in dbt["artifact_roots"]]
     for wh in (raw.get("warehouses") or {}).values():
         if isinstance(wh, dict):
             for key in ("path", "credentials_path"):
@@ -618,6 +636,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str
         except ValueError as exc:
             raise ConfigError(f"{config_path.name}: snowflake: {exc}") from None
     raw["config_path"] = str(config_path)
+    if env.get("LOG_LEVEL"):  # snowflake-cli-mcp spec 5.2 (LOG_LEVEL="info")
+        raw["log_level"] = env["LOG_LEVEL"].strip().lower()
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

@@ -125,11 +125,15 @@ class SnowflakeRuntime:
         follows in the background; refusals are recorded as failed runs). Literals are redacted in tags."""
         name = self.connection(connection)
         result = self.ctx.live().run(tool, fn, arguments={**arguments, "connection": name}, read_only=True)
-        return {**result.value, "provenance": {**result.stamp(), "connection": name}}
+        environment = self.settings().environment
+        return {
+            **result.value,
+            "provenance": {**result.stamp(), "connection": name, "environment": environment},
+        }
 
 
 class SnowflakeFailure(ToolFailure):
-    """A ToolFailure whose payload also carries the spec's error number: {"error", "detail", "hint", "code"}."""
+    """A ToolFailure shaped as the spec's error (6.2) too: {"error", "message", "code", "detail", "hint"}."""
 
     def __init__(self, error: str, detail: str, hint: str | None = None, **extra: Any):
         self.e_code = E_CODES.get(error)
@@ -137,6 +141,7 @@ class SnowflakeFailure(ToolFailure):
 
     def payload(self) -> dict[str, Any]:
         body = super().payload()
+        body["message"] = self.detail  # the spec's field name (section 6.2); `detail` stays for the design's
         if self.e_code:
             body["code"] = self.e_code
         return body

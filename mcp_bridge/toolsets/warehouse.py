@@ -123,7 +123,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Run one read-only SQL query and return its rows (a live, audited Dagster run).
 
         A LIMIT is applied on the parsed query when it has none (or a larger one); `limit_applied` says
-        so and `truncated` says more rows existed. Writes, DDL and multi-statement batches are refused
+        so and `truncated` says more rows existed. `limit` is capped at limits.max_rows (default 1000):
+        `limit_requested` is what was asked, `limit` what was applied, `limit_capped` whether it was cut. Writes, DDL and multi-statement batches are refused
         with dml_not_permitted before anything runs. `bytes_processed` is set for BigQuery.
         """
         from ade_platform.lib.warehouse.sql import prepare_select
@@ -147,6 +148,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "warehouse": name,
                 "warehouse_type": wh.type,
                 "limit": bound,
+                "limit_requested": limit,
+                "limit_capped": limit > bound,
                 "limit_applied": prepared.limit_applied,
                 "truncated": len(result.rows) > bound,
             }

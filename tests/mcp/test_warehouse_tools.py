@@ -87,6 +87,10 @@ def test_execute_bounds_rows_and_is_an_audited_run(wh: tuple[Settings, Any, Brid
         and small["limit_applied"] is False
         and not small["truncated"]
     )
+    # No silent cap: a limit above limits.max_rows says what was asked and what was applied.
+    ok, capped = call_tool(server, "warehouse_execute", {"sql": "select 1 as one", "limit": 50_000})
+    assert ok and (capped["limit_requested"], capped["limit"], capped["limit_capped"]) == (50_000, 1000, True)
+    assert (small["limit_requested"], small["limit_capped"]) == (1000, False)
 
 
 def _state(path: Path) -> tuple:

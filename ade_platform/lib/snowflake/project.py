@@ -7,8 +7,9 @@
     guardrail.maxScalarRows, variantAnalysis.sampleSize    -> guardrail
     sync.targetDir (relative to the project file)          -> sync.target_dir
 
-Keys written in ade.yaml win over the project file. Environment: SDAIDF_CONFIG_PATH names the project file,
-SNOW_CONNECTION overrides the connection name (spec 5.2).
+Keys written in ade.yaml win over the project file. Environment (spec 5.2): SDAIDF_CONFIG_PATH names the
+project file, SNOW_CONNECTION overrides the connection name, SDAIDF_ENV names the environment (stamped on
+provenance); LOG_LEVEL is read by the settings loader for the whole platform.
 """
 
 from __future__ import annotations
@@ -96,4 +97,6 @@ def snowflake_section(
         result["project_file"] = str(path)
     if env.get("SNOW_CONNECTION"):
         result["connection"] = env["SNOW_CONNECTION"]
+    if env.get("SDAIDF_ENV"):
+        result["environment"] = env["SDAIDF_ENV"].strip()
     return result
