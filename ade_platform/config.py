@@ -291,6 +291,11 @@ class SnowflakeSettings(_Model):
     config_file: Path | None = _spec_key("config_file", "configFile", None)
     cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
     timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
+    transport: Literal["cli", "connector"] = Field(
+        "cli",
+        description="cli: a `snow` process per statement (the spec's); connector: one logged-in "
+        "snowflake-connector session per connection name, read from the same snow configuration.",
+    )
     environment: str = Field(
         "development",
         max_length=64,

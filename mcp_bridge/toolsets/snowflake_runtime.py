@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ade_platform.clients.snow_cli import (
-    cli_from_settings,
     policy_from_settings,
     proxy_limits,
     repository_root,
+    runner_from_settings,
 )
 from ade_platform.config import SnowflakeSettings
 from ade_platform.lib.snowflake.discovery import SnowflakeService
@@ -40,7 +40,8 @@ def catalog_from_summary(data: dict[str, Any]) -> Catalog:
 
 
 class SnowflakeRuntime:
-    """``runner_factory`` (connection name -> SnowRunner) replaces the snow CLI client; tests use it."""
+    """Runners come from the configured transport (`snowflake.transport`: the snow CLI or the connector);
+    ``runner_factory`` (connection name -> SnowRunner) replaces both; tests use it."""
 
     def __init__(self, ctx: BridgeContext, runner_factory: Callable[[str | None], SnowRunner] | None = None):
         self.ctx = ctx
@@ -77,7 +78,7 @@ class SnowflakeRuntime:
             if section.defaults.database:
                 base = base.pinned(section.defaults.database, section.defaults.schema_name)
         else:
-            base = cli_from_settings(section, connection=name)
+            base = runner_from_settings(section, connection=name)
         runner = resolve_context(base)
         policy = policy_from_settings(section)
         limits = proxy_limits(section, self.ctx.settings.limits.max_rows)

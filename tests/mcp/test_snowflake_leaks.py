@@ -4,10 +4,13 @@ The fakesnow server holds canary strings and numbers (plain columns, VARIANT val
 like data, an excluded schema, an excluded table). Every statement of snowflake_adversarial.jsonl goes
 through both tools; every answer - result or error - is searched for every canary.
 
-- In full against the same server through an in-process runner that prints rows as the CLI does
-  (tests/fakes/snowflake_runner.py): seconds for the whole corpus.
-- The entries marked `cli` through the real `snow` CLI (one process per executed statement, ~1-10 s
+Both transports (`snowflake.transport`) are tested:
+- connector (one snowflake-connector session per connection name, clients/snow_connector.py): the whole
+  corpus, seconds;
+- cli: the entries marked `cli` through the real `snow` CLI (one process per executed statement, ~1-10 s
   each); ADE_SNOWFLAKE_FULL_CORPUS=1 sends the whole corpus through the CLI instead.
+The checks of specific answers (templating off, client commands refused, errors withheld or scrubbed) run
+on the `cli` subset through both.
 """
 
 from __future__ import annotations
@@ -39,13 +42,12 @@ SECRET = "ade-env-secret-5f1c2a9e"  # an environment variable the snow CLI's tem
 NEEDLES = [c.lower() for c in [*CANARIES, SECRET]]
 
 
-def _server(stack: Any, tmp_path: Path, *, cli: bool) -> tuple[Any, BridgeContext]:
-    settings = load_settings(stack.ade_yaml(tmp_path / "ade"), env={})
+def _server(stack: Any, tmp_path: Path, *, transport: str, audited: bool = True) -> tuple[Any, BridgeContext]:
+    settings = load_settings(stack.ade_yaml(tmp_path / "ade", transport=transport), env={})
     ctx = BridgeContext.from_settings(settings)
-    if cli:
-        return build_with(SnowflakeRuntime(ctx)), ctx
-    ctx._live = NullLiveRunner()  # hundreds of calls: the audit trail is tested with the real CLI
-    return build_with(SnowflakeRuntime(ctx, runner_factory=lambda name: ConnectorRunner(stack.port))), ctx
+    if not audited:
+        ctx._live = NullLiveRunner()  # hundreds of calls: the audit trail is tested on the `cli` subset
+    return build_with(SnowflakeRuntime(ctx)), ctx
 
 
 async def _answers(
@@ -83,7 +85,7 @@ def test_corpus_is_broad() -> None:
 
 
 def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path: Path) -> None:
-    server, _ = _server(snowflake_stack, tmp_path, cli=False)
+    server, _ = _server(snowflake_stack, tmp_path, transport="connector", audited=False)
     answers = asyncio.run(_answers(server, CORPUS, concurrency=4))
     assert len(answers) == 2 * len(CORPUS)
     assert not _leaks(answers), "\n".join(_leaks(answers))
@@ -104,16 +106,24 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
     assert [b for b in reclassified if b.get("reclassified") and b["error"] == "QUERY_CLASSIFIED"]
 
 
-@pytest.mark.slow  # ~70 s: each of the corpus statements is a real `snow` process; `make test-slow` and CI run it
-def test_no_canary_leaks_through_the_snow_cli(
-    snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "transport",
+    [
+        # ~70 s: each statement is a real `snow` process; `make test-slow` and CI run it
+        pytest.param("cli", marks=pytest.mark.slow),
+        "connector",
+    ],
+)
+def test_no_canary_leaks_through_each_transport(
+    snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
-    snowflake_stack.require_cli()
+    if transport == "cli":
+        snowflake_stack.require_cli()
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     monkeypatch.setenv("ADE_CANARY_SECRET", SECRET)
     full = os.environ.get("ADE_SNOWFLAKE_FULL_CORPUS") == "1"
     cases = CORPUS if full else [c for c in CORPUS if c.get("cli")]
-    server, ctx = _server(snowflake_stack, tmp_path, cli=True)
+    server, ctx = _server(snowflake_stack, tmp_path, transport=transport)
     answers = asyncio.run(_answers(server, cases, concurrency=3))
     ctx.live().flush()  # the audit runs of these calls (fast path) are recorded now
     assert not _leaks(answers), "\n".join(_leaks(answers))

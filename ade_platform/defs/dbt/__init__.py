@@ -2,6 +2,7 @@
 (manifest, catalog, run results, source freshness) plus the lineage index, published to the store."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import contextlib
 import os
 import shutil
 import sys
@@ -29,6 +30,7 @@ from ade_platform.lib.dbt.publish import (
     publish_lineage_index,
     publish_select_star,
 )
+from ade_platform.lib.warehouse import file_lock
 from ade_platform.store import Provenance
 
 MODELS_GROUP = "dbt_models"
@@ -80,6 +82,14 @@ def build_dbt_assets(settings: Settings) -> list:
     last_build = settings.home / "dbt" / "last_build"
     scratch = settings.home / "dbt" / "invocations"
 
+    def writing_warehouse() -> contextlib.AbstractContextManager[None]:
+        """dbt's DuckDB warehouse held for writing (the gateway's reads wait instead of blocking dbt)."""
+        assert settings.dbt is not None
+        warehouse = settings.warehouses.get(settings.dbt.warehouse or "")
+        if warehouse is None or warehouse.type != "duckdb":
+            return contextlib.nullcontext()
+        return file_lock.writing(warehouse.path)
+
     @dbt_assets(
         manifest=project.manifest_path,
         project=project,
@@ -88,16 +98,19 @@ def build_dbt_assets(settings: Settings) -> list:
     )
     def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
         # An explicit target under ADE_HOME: dagster-dbt's default writes into the project's own target/.
-        invocation = dbt.cli(["build"], context=context, raise_on_error=False, target_path=scratch / "build")
-        try:
-            yield from invocation.stream()
-        finally:
-            # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
-            last_build.mkdir(parents=True, exist_ok=True)
-            for name in ("run_results.json", "manifest.json"):
-                produced = invocation.target_path / name
-                if produced.exists():
-                    shutil.copy2(produced, last_build / name)
+        with writing_warehouse():
+            invocation = dbt.cli(
+                ["build"], context=context, raise_on_error=False, target_path=scratch / "build"
+            )
+            try:
+                yield from invocation.stream()
+            finally:
+                # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
+                last_build.mkdir(parents=True, exist_ok=True)
+                for name in ("run_results.json", "manifest.json"):
+                    produced = invocation.target_path / name
+                    if produced.exists():
+                        shutil.copy2(produced, last_build / name)
         if not invocation.is_successful():
             raise Failure("dbt build failed; see the run results (dbt_run_results) for which nodes")
 
@@ -108,7 +121,8 @@ def build_dbt_assets(settings: Settings) -> list:
         target = scratch / name
         for stale in ("manifest.json", "catalog.json", "sources.json"):
             (target / stale).unlink(missing_ok=True)
-        dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
+        with writing_warehouse():  # dbt-duckdb opens the file read-write, even for docs and freshness
+            dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
         return target
 
     @asset(
