@@ -11,7 +11,7 @@ import dagster as dg
 
 from ade_platform.config import Settings, load_settings
 from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
-from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
+from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, build_dbt_sensors, dbt_resource
 from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
 from ade_platform.defs.lineage import build_lineage_definitions
 from ade_platform.defs.resources import StoreResource
@@ -61,6 +61,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         ],
+        sensors=build_dbt_sensors(settings),
         resources=resources,
         # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
         # schema snapshots all open the same file.

@@ -29,6 +29,7 @@ from ade_platform.clients.warehouses.base import (
     ResolvedTable,
     WarehouseClient,
     WarehouseError,
+    described_table,
     resolved_table,
     safe_message,
     to_dicts,
@@ -50,6 +51,19 @@ join information_schema.tables t
   on t.table_catalog = c.table_catalog and t.table_schema = c.table_schema and t.table_name = c.table_name
 where c.table_catalog = current_database()
 order by c.table_schema, c.table_name, c.ordinal_position
+"""
+_TABLE_COLUMNS_SQL = """
+select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
+       c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length,
+       c.numeric_precision, c.numeric_scale
+from information_schema.columns c
+join information_schema.tables t
+  on t.table_catalog = c.table_catalog and t.table_schema = c.table_schema and t.table_name = c.table_name
+where lower(c.table_name) = lower($t)
+  and ($s is null or lower(c.table_schema) = lower($s))
+  and (($d is null and c.table_catalog = current_database()) or lower(c.table_catalog) = lower($d))
+  and lower(c.table_schema) not in ('information_schema', 'pg_catalog')
+order by c.table_catalog, c.table_schema, c.ordinal_position
 """
 
 
@@ -267,6 +281,21 @@ class DuckDBClient(WarehouseClient):
     def column_rows(self) -> list[ColumnRow]:
         with self.connect() as con:
             _, rows = self._run(con, _COLUMNS_SQL)
+        return self._column_rows(rows)
+
+    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
+        *prefix, table = parts
+        params = {
+            "t": table,
+            "s": prefix[-1] if prefix else None,
+            "d": prefix[0] if len(prefix) == 2 else None,
+        }
+        with self.connect() as con:
+            _, rows = self._run(con, _TABLE_COLUMNS_SQL, params)
+        return described_table(self._column_rows(rows), parts, self.name)
+
+    @staticmethod
+    def _column_rows(rows: Sequence[Sequence[Any]]) -> list[ColumnRow]:
         return [
             ColumnRow(
                 cat, schema, table, ttype, col, dtype, nullable == "YES", pos, default, cml, prec, scale
