@@ -67,6 +67,10 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
     )
+    # BI (issue 13): dashboard inventory and health per configured BI tool, after the dbt models they read.
+    from ade_platform.defs.bi import build_bi_definitions
+
+    bi_defs = build_bi_definitions(settings, upstream=model_keys)
     snowflake_defs = []
     if settings.snowflake is not None:
         from ade_platform.defs.snowflake import build_snowflake_definitions
@@ -79,7 +83,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
 
         dbt_cloud_defs.append(build_dbt_cloud_definitions(settings))
     merged = dg.Definitions.merge(
-        defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs, *dbt_cloud_defs
+        defs, warehouse_defs, build_dataset_schedules(settings), bi_defs, *snowflake_defs, *dbt_cloud_defs
     )
     # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
     defined = {

@@ -56,6 +56,9 @@ ERROR_CODES: dict[str, str] = {
     "look_error": "Check the Look id and its query in Looker.",
     "upstream_error": "The external system returned an error; see detail.",
     "auth_failed": "Check the credentials configured for this system.",
+    # bi-api (category 5)
+    "dashboard_not_found": "List dashboards with bi_list_dashboards and use one of their dashboard_id values.",
+    "look_not_found": "Check the Look id in Looker (a Look's URL ends with /looks/<id>).",
     # orchestrator (issue 12)
     "dag_not_found": "Check the DAG id (Airflow), deployment or flow name (Prefect) or job name (Dagster).",
     "task_not_found": "List the run's tasks: the detail names them.",
