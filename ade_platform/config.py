@@ -49,9 +49,43 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class S3StoreSettings(_Model):
+    """Where an s3:// store lives: any S3-compatible endpoint; unset keys fall back to boto3's own chain."""
+
+    endpoint_url: str | None = Field(None, description="e.g. https://minio.internal:9000; unset: AWS S3.")
+    region: str | None = None
+    access_key_id: SecretStr | None = Field(None, description="${ENV} reference, never a literal.")
+    secret_access_key: SecretStr | None = Field(None, description="${ENV} reference, never a literal.")
+    addressing_style: Literal["path", "virtual", "auto"] = "path"
+
+    @field_validator("endpoint_url", "region", "access_key_id", "secret_access_key", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
 class StoreSettings(_Model):
     root: str | None = Field(None, description="Store root: a folder or an fsspec URL (s3://...).")
     retention: int = Field(20, ge=1, le=10_000, description="Versions kept per asset.")
+    s3: S3StoreSettings | None = None
+    pointer_ttl_seconds: float = Field(
+        0,
+        ge=0,
+        le=60,
+        description="Seconds a reader trusts its cached LATEST pointer before polling it again (object stores: "
+        "one HEAD per poll). 0 polls on every read: an answer is never behind a published version.",
+    )
+
+    def root_options(self) -> dict[str, Any]:
+        s3 = self.s3 or S3StoreSettings()
+        return {
+            "endpoint_url": s3.endpoint_url,
+            "region": s3.region,
+            "access_key_id": s3.access_key_id.get_secret_value() if s3.access_key_id else None,
+            "secret_access_key": s3.secret_access_key.get_secret_value() if s3.secret_access_key else None,
+            "addressing_style": s3.addressing_style,
+            "pointer_ttl_seconds": self.pointer_ttl_seconds,
+        }
 
 
 class DbtSettings(_Model):
@@ -334,6 +368,24 @@ class SnowflakeSettings(_Model):
         return value
 
 
+class DagsterInstanceSettings(_Model):
+    """The Dagster instance behind materializations and live tools (dagster.yaml is written from this)."""
+
+    storage: Literal["sqlite", "postgres"] = Field(
+        "sqlite",
+        description="sqlite: files under DAGSTER_HOME (one machine); postgres: runs, events, schedules.",
+    )
+    postgres_url_env: str = Field(
+        "ADE_DAGSTER_PG_URL",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="The environment variable holding postgresql://user:password@host:port/db; dagster.yaml "
+        "names the variable, never the URL, so no password is written to disk.",
+    )
+    max_concurrent_runs: int = Field(
+        1, ge=1, le=1000, description="1 for the embedded DuckDB warehouse (one writer); raise on Postgres."
+    )
+
+
 # --- BI (issue 13): Looker and Metabase -------------------------------------------------------------------
 
 
@@ -591,11 +643,21 @@ class Settings(_Model):
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    dagster: DagsterInstanceSettings = Field(default_factory=DagsterInstanceSettings)
+
     orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
     )
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Remote store roots get their endpoint and credentials once, here: every reader and writer this
+        # process opens on that URL (the gateway, Dagster's steps, sensors) uses them.
+        if self.store.root and "://" in self.store.root:
+            from ade_platform.store.paths import register_root_options
+
+            register_root_options(self.store.root, self.store.root_options())
 
     @property
     def store_root(self) -> str:

@@ -42,7 +42,11 @@ class BridgeContext:
         """The one LiveRunner of this bridge, created on the first live call (Dagster loads then)."""
         with self._live_lock:
             if self._live is None:
+                from ade_platform.instance import ensure_dagster_home
                 from ade_platform.live import LiveRunner
+
+                # A gateway replica on another machine records into the same instance (Postgres profile).
+                ensure_dagster_home(self.settings)
 
                 self._live = LiveRunner(
                     self.settings.dagster_home, fast_read_only=self.settings.mcp.fast_read_only_live
