@@ -76,8 +76,14 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         from ade_platform.defs.snowflake import build_snowflake_definitions
 
         snowflake_defs.append(build_snowflake_definitions(settings))
+    # dbt Cloud (issue 11): jobs, runs, freshness, artifacts and the failed-run sensor, when configured.
+    dbt_cloud_defs = []
+    if settings.dbt_cloud is not None:
+        from ade_platform.defs.dbt_cloud import build_dbt_cloud_definitions
+
+        dbt_cloud_defs.append(build_dbt_cloud_definitions(settings))
     merged = dg.Definitions.merge(
-        defs, warehouse_defs, build_dataset_schedules(settings), bi_defs, *snowflake_defs
+        defs, warehouse_defs, build_dataset_schedules(settings), bi_defs, *snowflake_defs, *dbt_cloud_defs
     )
     # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
     defined = {

@@ -154,6 +154,20 @@ class DbtCloudClient:
         self._raise_for_status(response, not_found="artifact_not_found", what=f"artifact {name}")
         return Artifact(name, response.content)
 
+    def latest_artifact(
+        self, job_id: int, name: str, *, limit: int = 20, status: int | None = None
+    ) -> tuple[dict[str, Any], Artifact] | None:
+        """The newest completed run of a job (with that status, if given) that wrote `name`, and the file."""
+        for run in self.list_runs(job_id, status, limit=limit):
+            if run.get("status") not in TERMINAL:
+                continue
+            try:
+                return run, self.get_artifact(run["id"], name)
+            except DbtCloudError as exc:
+                if exc.code != "artifact_not_found":
+                    raise
+        return None
+
     # -- transport -----------------------------------------------------------------------------------------------
 
     def _pages(

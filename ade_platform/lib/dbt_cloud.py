@@ -221,3 +221,13 @@ def artifact_summary(name: str, data: Any) -> dict[str, Any]:
         summary["nodes_count"] = len(data.get("nodes") or {})
         summary["sources_count"] = len(data.get("sources") or {})
     return summary
+
+
+def freshness_entry(run: dict[str, Any], sources: dict[str, Any]) -> dict[str, Any]:
+    """dbtcloud_get_source_freshness's body (without job_id) from a run and its sources.json."""
+    return {
+        "run_id": run.get("id"),
+        "run_status": status_name(run.get("status")),
+        "run_finished_at": iso(run.get("finished_at")),
+        "sources": freshness_rows(sources),
+    }

@@ -483,8 +483,6 @@ def build(ctx: BridgeContext) -> FastMCP:
 
 def latest_freshness(client: DbtCloudClient, job_id: int, limit: int = 20) -> dict[str, Any]:
     """The freshness rows of the newest completed run of a job that has a sources.json (ToolFailure otherwise)."""
-    from ade_platform.clients.dbt_cloud import DbtCloudError
-
     job = client.get_job(job_id)
     if not lib.runs_freshness(job):
         raise ToolFailure(
@@ -492,21 +490,10 @@ def latest_freshness(client: DbtCloudClient, job_id: int, limit: int = 20) -> di
             f"job {job_id} does not run source freshness (run_generate_sources is off and no step runs it)",
             job_id=job_id,
         )
-    for run in client.list_runs(job_id, limit=limit):
-        if run.get("status") not in lib.TERMINAL:
-            continue
-        try:
-            artifact = client.get_artifact(run["id"], "sources.json")
-        except DbtCloudError as exc:
-            if exc.code == "artifact_not_found":
-                continue
-            raise
-        return {
-            "run_id": run["id"],
-            "run_status": lib.status_name(run.get("status")),
-            "run_finished_at": lib.iso(run.get("finished_at")),
-            "sources": lib.freshness_rows(orjson.loads(artifact.content)),
-        }
-    raise ToolFailure(
-        "no_freshness_run", f"none of job {job_id}'s last {limit} runs wrote sources.json", job_id=job_id
-    )
+    found = client.latest_artifact(job_id, "sources.json", limit=limit)
+    if found is None:
+        raise ToolFailure(
+            "no_freshness_run", f"none of job {job_id}'s last {limit} runs wrote sources.json", job_id=job_id
+        )
+    run, artifact = found
+    return lib.freshness_entry(run, orjson.loads(artifact.content))

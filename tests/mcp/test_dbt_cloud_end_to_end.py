@@ -39,7 +39,7 @@ async def _poll_with_progress(
     return result.structured_content, seen
 
 
-def test_trigger_poll_fetch_and_freshness(emulator: Emulator) -> None:
+def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = emulator.settings(extra="  max_artifact_bytes: 100000\n")
     server = build(BridgeContext.from_settings(settings))
     cause = "Agent-triggered: end-to-end test"
@@ -98,3 +98,50 @@ def test_trigger_poll_fetch_and_freshness(emulator: Emulator) -> None:
     )
     assert not ok and missing["error"] == "artifact_not_found"
     assert DEMO_TOKEN not in json.dumps([run, polled, results["provenance"], last, fresh, missing])
+
+    # Dagster snapshots the account; the dbt-artifacts tools then answer from the dbt Cloud run's artifacts.
+    assets_answer_from_dbt_cloud(emulator, monkeypatch, success_run=run["run_id"], failed_run=bad["run_id"])
+
+
+def assets_answer_from_dbt_cloud(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, *, success_run: int, failed_run: int
+) -> None:
+    import io
+
+    import dagster as dg
+
+    from ade_platform.definitions import build_definitions
+    from ade_platform.ops import materialize
+    from mcp_bridge.toolsets.dbt_artifacts import build as build_artifacts
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    settings = emulator.settings(extra="  dbt_tools_job: 7301\n")
+    log = io.StringIO()
+    assert materialize(settings, "*", out=log) == 0, log.getvalue()[-3000:]
+    ctx = BridgeContext.from_settings(settings)
+
+    ok, lineage = call_tool(
+        build_artifacts(ctx), "dbt_get_lineage", {"node_id": "model.dbt_demo.orders", "direction": "upstream"}
+    )
+    assert ok, lineage
+    assert "model.dbt_demo.stg_orders" in json.dumps(lineage)
+    assert lineage["provenance"]["dbt_cloud"]["run_id"] == success_run
+    assert lineage["provenance"]["dbt_cloud"]["job_id"] == DAILY_JOB
+
+    server = build(ctx)
+    ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": FRESHNESS_GATE_JOB, "status": "Error"})
+    assert ok and last["run_id"] == failed_run and last["provenance"]["source"] == "cache"
+    ok, jobs = call_tool(server, "dbtcloud_list_jobs", {"project_id": 7101})
+    assert ok and jobs["provenance"]["source"] == "cache" and jobs["count"] == 3
+    ok, fresh = call_tool(server, "dbtcloud_get_source_freshness", {"job_id": DAILY_JOB})
+    assert ok and fresh["provenance"]["source"] == "cache" and fresh["run_id"] == success_run
+
+    # The sensor notices the failed run of a tracked job once.
+    defs = build_definitions(settings)
+    sensor = defs.resolve_sensor_def("dbt_cloud_failed_run_sensor")
+    with dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=None) as context:
+        result = sensor(context)
+    assert [r.run_key for r in result.run_requests] == [f"dbt_cloud_failed_run_{failed_run}"]
+    with dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=str(failed_run)) as context:
+        again = sensor(context)
+    assert not getattr(again, "run_requests", None)

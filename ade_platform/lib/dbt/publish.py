@@ -98,7 +98,7 @@ def _publish_index(
     source = {
         "manifest_version": manifest_prov.version,
         "catalog_version": catalog_prov.version if catalog_prov else None,
-        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path")},
+        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path", "dbt_cloud")},
     }
     provenance = writer.publish(LINEAGE_INDEX_ASSET, files={"data.json": blob}, run_id=run_id, source=source)
     stats = {
