@@ -41,6 +41,26 @@ STATISTIC_TYPES = (
     exp.Skewness,
     exp.Kurtosis,
 )
+# Functions of one column that only bucket its values (no literal can steer them): counting their
+# distinct results (distinct months, distinct lower-cased e-mails) is a statistic, not a chosen predicate.
+_BUCKETS = (
+    exp.TimestampTrunc,
+    exp.DateTrunc,
+    exp.Year,
+    exp.Quarter,
+    exp.Month,
+    exp.Week,
+    exp.Day,
+    exp.DayOfWeek,
+    exp.DayOfYear,
+    exp.Hour,
+    exp.TsOrDsToDate,
+    exp.Lower,
+    exp.Upper,
+    exp.Trim,
+    exp.Length,
+)
+_BUCKET_TYPES = frozenset({exp.DataType.Type.DATE})
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _CONSTANTS = (exp.Literal, exp.Null, exp.Boolean)
 _SELECT_CODES = {
@@ -153,12 +173,13 @@ class _Proof:
             return all(self.count_like(i) for i in ifs) and (default is None or self.count_like(default))
         return False
 
-    def aggregate_argument(self, node: exp.Expression) -> bool:
+    def aggregate_argument(self, node: exp.Expression, *, counting: bool) -> bool:
         table_star = isinstance(node, exp.Column) and isinstance(node.this, exp.Star)  # COUNT(t.*)
         return (
             isinstance(node, (exp.Star, *_CONSTANTS))
             or table_star
             or _bare_column(node)
+            or (counting and _bucketed_column(node))
             or self.count_like(node)
         )
 
@@ -182,7 +203,7 @@ class _Proof:
                 return True
             self.add(f"numeric_aggregate:{name}")
             return False
-        if all(self.aggregate_argument(a) for a in args):
+        if all(self.aggregate_argument(a, counting=not numeric) for a in args):
             return True
         self.add(f"aggregate_argument_expression:{name}")
         return False
@@ -212,6 +233,12 @@ class _Proof:
                 return True
         elif isinstance(node, _COMPARISONS):
             left, right = node.this, node.expression
+            quantified = isinstance(right, (exp.Any, exp.All)) and isinstance(right.this, exp.Query)
+            if quantified and self.column_operand(left):
+                # col = ANY (SELECT col ...), col <> ALL (...) (NOT IN): column against column values.
+                self.comparison_of_columns()
+                self.inner(right.this, single_column=True)
+                return True
             if self.column_operand(left) and self.column_operand(right):
                 self.comparison_of_columns()
                 return True
@@ -403,6 +430,18 @@ class _Proof:
         for key in order.expressions if order is not None else []:
             if not self.quiet_count_expression(key.this):
                 self.add("computed_order_key")
+
+
+def _bucketed_column(node: exp.Expression) -> bool:
+    """DATE_TRUNC(month, col), YEAR(col), col::DATE, LOWER(col), LENGTH(col): one bare column, no literal."""
+    if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+        return _bare_column(node.this) and node.to.this in _BUCKET_TYPES
+    if not isinstance(node, _BUCKETS) or isinstance(node, exp.TsOrDsToDate) and node.args.get("format"):
+        return False
+    children = list(node.iter_expressions())
+    columns = [c for c in children if _bare_column(c)]
+    others = [c for c in children if not _bare_column(c)]
+    return len(columns) == 1 and all(isinstance(c, exp.Var) for c in others)
 
 
 def _aggregates_here(select: exp.Select) -> bool:
