@@ -140,7 +140,9 @@ def test_explain_objects_come_from_the_inner_statement() -> None:
     result = classify_sql("EXPLAIN SELECT * FROM prod.hr.salaries", GuardPolicy())
     assert result.classification == "METADATA"
     assert result.objects == ["PROD.HR.SALARIES"]
-    excluded = classify_sql("EXPLAIN SELECT * FROM prod.hr.salaries", GuardPolicy(exclusion_patterns=("PROD.*",)))
+    excluded = classify_sql(
+        "EXPLAIN SELECT * FROM prod.hr.salaries", GuardPolicy(exclusion_patterns=("PROD.*",))
+    )
     assert excluded.excluded == ["PROD.HR.SALARIES"]
 
 

@@ -173,7 +173,9 @@ def constant_text(node: exp.Expression | None) -> str | None:
 def _constant_arguments(fn: exp.Expression) -> bool:
     args = fn.expressions if isinstance(fn, exp.Anonymous) else list(fn.iter_expressions())
     values = [a.expression if isinstance(a, exp.Kwarg) else a for a in args]
-    return all(isinstance(v, (exp.Literal, exp.Boolean, exp.Null)) or constant_text(v) is not None for v in values)
+    return all(
+        isinstance(v, (exp.Literal, exp.Boolean, exp.Null)) or constant_text(v) is not None for v in values
+    )
 
 
 class _Scanner:

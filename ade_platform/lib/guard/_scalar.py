@@ -131,7 +131,7 @@ class _Proof:
 
     def count_expression(self, node: exp.Expression) -> bool:
         """Literals, safe aggregates and SCALAR scalar subqueries, combined by anything built in."""
-        if isinstance(node, _CONSTANTS + (exp.DataType, exp.Var)):
+        if isinstance(node, (*_CONSTANTS, exp.DataType, exp.Var)):
             return True
         if isinstance(node, exp.Alias):
             return self.count_expression(node.this)
@@ -159,9 +159,7 @@ class _Proof:
         if isinstance(node, _CONSTANTS):
             return True
         if isinstance(node, (exp.Paren, exp.Neg, exp.Cast, exp.TryCast, exp.Add, exp.Sub, exp.Mul)):
-            return all(
-                self.count_like(c) for c in node.iter_expressions() if not isinstance(c, exp.DataType)
-            )
+            return all(self.count_like(c) for c in node.iter_expressions() if not isinstance(c, exp.DataType))
         if isinstance(node, exp.If):
             parts = [node.args.get("true"), node.args.get("false")]
             return self.predicate(node.this) and all(p is None or self.count_like(p) for p in parts)
@@ -342,9 +340,7 @@ class _Proof:
             self.add("flatten_argument")
 
     # -- queries ------------------------------------------------------------------------------------
-    def inner(
-        self, node: exp.Expression, *, in_exists: bool = False, single_column: bool = False
-    ) -> None:
+    def inner(self, node: exp.Expression, *, in_exists: bool = False, single_column: bool = False) -> None:
         """A query whose rows stay inside the statement (CTE, derived table, EXISTS / IN subquery)."""
         if isinstance(node, exp.Subquery):
             for key in ("limit", "offset", "order"):
@@ -436,7 +432,7 @@ def _bucketed_column(node: exp.Expression) -> bool:
     """DATE_TRUNC(month, col), YEAR(col), col::DATE, LOWER(col), LENGTH(col): one bare column, no literal."""
     if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
         return _bare_column(node.this) and node.to.this in _BUCKET_TYPES
-    if not isinstance(node, _BUCKETS) or isinstance(node, exp.TsOrDsToDate) and node.args.get("format"):
+    if not isinstance(node, _BUCKETS) or (isinstance(node, exp.TsOrDsToDate) and node.args.get("format")):
         return False
     children = list(node.iter_expressions())
     columns = [c for c in children if _bare_column(c)]

@@ -8,8 +8,11 @@ a stored procedure, an unanalysable batch containing a write keyword - is WRITE,
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -87,6 +90,40 @@ _UNANALYSABLE = frozenset(
 _WRITE_WORD_RE = re.compile(
     r"(?<![A-Za-z0-9_$])(" + "|".join(sorted(WRITE_WORDS)) + r")(?![A-Za-z0-9_$])", re.I
 )
+
+
+class _ParserNotes(logging.Filter):
+    """Drops sqlglot's warnings raised while *this* module parses ("contains unsupported syntax. Falling
+    back to parsing as a 'Command'"): the fallback is expected and classified conservatively, and a
+    warning per statement would drown `ade guard classify` and the gateway's log. Counted, not lost."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._local = threading.local()
+        self.count = 0
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        self._local.on = True
+        try:
+            yield
+        finally:
+            self._local.on = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(self._local, "on", False) and record.levelno <= logging.WARNING:
+            self.count += 1
+            return False
+        return True
+
+
+_PARSER_NOTES = _ParserNotes()
+logging.getLogger("sqlglot").addFilter(_PARSER_NOTES)
+
+
+def parser_warning_count() -> int:
+    """How many sqlglot parser warnings classification has swallowed in this process."""
+    return _PARSER_NOTES.count
 
 
 @dataclass
@@ -169,11 +206,9 @@ def _classify(sql: str, policy: GuardPolicy) -> _Verdict:
     if not statements:
         return _Verdict("DATA", ["empty_statement"], names_safe=False)
     try:
-        trees = [
-            t
-            for t in sqlglot.parse(sql, read="snowflake")
-            if t is not None and not isinstance(t, exp.Semicolon)
-        ]
+        with _PARSER_NOTES.active():
+            parsed = sqlglot.parse(sql, read="snowflake")
+        trees = [t for t in parsed if t is not None and not isinstance(t, exp.Semicolon)]
     except Exception:  # any parser failure means we cannot prove anything about the text
         if len(statements) == 1 and not _raw_flags(sql, 1):
             fallback = _metadata_from_tokens(statements[0])
@@ -387,7 +422,11 @@ def _metadata_command(tree: exp.Expression, verb: str, toks: list[Token], refs: 
         words = str(tree.this).split() if isinstance(tree, exp.Show) else [t.text for t in toks[1:]]
         listing = _listing_kind(words)
     return _Verdict(
-        "METADATA", [f"metadata_statement:{verb}"], refs, verb=verb, listing_kinds=(listing,) if listing else ()
+        "METADATA",
+        [f"metadata_statement:{verb}"],
+        refs,
+        verb=verb,
+        listing_kinds=(listing,) if listing else (),
     )
 
 
@@ -420,7 +459,9 @@ def _explain(tree: exp.Command, policy: GuardPolicy, refs: list[ObjectRef]) -> _
     if any(r.split(":", 1)[0] in _UNANALYSABLE for r in inner.reasons):
         cls = "WRITE" if inner.cls == "WRITE" else "DATA"
         return _Verdict(cls, ["explain", *inner.reasons], refs, False, False, "EXPLAIN", inner.opaque_source)
-    return _Verdict("METADATA", ["explain", *inner.reasons], refs, verb="EXPLAIN", opaque_source=inner.opaque_source)
+    return _Verdict(
+        "METADATA", ["explain", *inner.reasons], refs, verb="EXPLAIN", opaque_source=inner.opaque_source
+    )
 
 
 def _query(
@@ -435,7 +476,9 @@ def _query(
     if not scan.sources and not blockers and not (scan.has_columns and scan.metadata_sources == 0):
         reasons = [f"metadata_view:{r.text}" for r in refs if r.metadata]
         reasons += [
-            f"metadata_function:{n}" for n, _ in calls if n in METADATA_FUNCTIONS or n in METADATA_TABLE_FUNCTIONS
+            f"metadata_function:{n}"
+            for n, _ in calls
+            if n in METADATA_FUNCTIONS or n in METADATA_TABLE_FUNCTIONS
         ]
         return _Verdict("METADATA", reasons or ["constant_select"], refs, verb=verb)
     if scan.has_columns and not scan.sources and scan.metadata_sources == 0:
@@ -443,7 +486,10 @@ def _query(
     shape = count_query_issues(tree, policy) if isinstance(tree, exp.Select) else tree_features(tree, policy)
     if isinstance(tree, exp.Select) and not shape:
         # The AST proved where each call sits; the names as written must still be Snowflake built-ins.
-        bad_calls = [*quoted, *(f"unverified_function:{n}" for n, q in calls if not q and n not in _SCALAR_CALLS)]
+        bad_calls = [
+            *quoted,
+            *(f"unverified_function:{n}" for n, q in calls if not q and n not in _SCALAR_CALLS),
+        ]
         bad_calls += [
             b for b in scan.blockers if b.startswith(("session_variable", "bind_parameter", "udf:"))
         ]
