@@ -384,7 +384,7 @@ def _analyse(tree: exp.Expression, toks: list[Token], policy: GuardPolicy) -> _V
     refs = list(scan.refs)
     if isinstance(tree, exp.Command):
         refs.extend(r for r in _token_refs(toks) if all(r.text != x.text for x in refs))
-    if isinstance(tree, (exp.Command, exp.Put, exp.Copy)):
+    if isinstance(tree, (exp.Command, exp.Put, exp.Copy, exp.ListStage)):
         # Stages in PUT/GET/REMOVE/COPY are not Table nodes (or not parsed at all): read them off the text.
         for stage in tk.stage_names(tree.sql(dialect="snowflake")):
             table_stage = stage.startswith("@%")
