@@ -26,6 +26,7 @@ TOOLSETS = (
     "bi-api",
     "snowflake",
     "snowfakery",
+    "lineage",
 )
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -329,6 +330,25 @@ class McpSettings(_Model):
         return value
 
 
+class LineageBuilder(_Model):
+    """A job/DAG/deployment that builds dbt nodes, where its API does not reveal its dbt command."""
+
+    system: str = Field(description="dbt_cloud, airflow, prefect, dagster, or any name of your own.")
+    job: str = Field(description="The job id or name, DAG id, or flow/deployment name.")
+    select: list[str] = Field(default_factory=list, description="dbt selectors (as after --select).")
+    exclude: list[str] = Field(default_factory=list, description="dbt selectors (as after --exclude).")
+
+    @field_validator("select", "exclude", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
+
+
+class LineageSettings(_Model):
+    builders: list[LineageBuilder] = Field(default_factory=list)
+    max_nodes: int = Field(300, ge=1, description="Default node cap of a cross-stack trace.")
+
+
 class ScheduleSettings(_Model):
     metadata_cron: str = Field("0 * * * *", description="Cron of the metadata refresh schedule.")
     timezone: str = "UTC"
@@ -347,6 +367,7 @@ class Settings(_Model):
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    lineage: LineageSettings = Field(default_factory=LineageSettings)
 
     @property
     def store_root(self) -> str:

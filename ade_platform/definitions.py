@@ -12,6 +12,8 @@ import dagster as dg
 from ade_platform.config import Settings, load_settings
 from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
 from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
+from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
+from ade_platform.defs.lineage import build_lineage_definitions
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
 from ade_platform.defs.warehouse import build_warehouse_definitions, sensor_evaluated_checks
@@ -34,7 +36,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     warehouse_defs = build_warehouse_definitions(settings, upstream=model_keys)
 
     sensor_only = sensor_evaluated_checks(settings)
-    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP) - sensor_only
+    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP) - sensor_only
     refresh_metadata = dg.define_asset_job(
         METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
     )
@@ -69,7 +71,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         from ade_platform.defs.snowflake import build_snowflake_definitions
 
         snowflake_defs.append(build_snowflake_definitions(settings))
-    return dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
+    merged = dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
+    # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
+    defined = {
+        key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])
+    }
+    return dg.Definitions.merge(merged, build_lineage_definitions(settings, defined))
 
 
 @dg.definitions

@@ -20,6 +20,7 @@ TOOLSET_MODULES: dict[str, str] = {
     "bi-api": "bi_api",
     "snowflake": "snowflake",
     "snowfakery": "snowfakery",
+    "lineage": "lineage",
 }
 
 

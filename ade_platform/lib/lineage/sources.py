@@ -1,0 +1,123 @@
+"""Which store assets the cross-stack lineage joins, and reading whichever of them exist.
+
+Reading goes through a callable (asset name -> (data, version) or None when never materialized), so this module
+needs neither the store nor Dagster: the asset and the MCP tool pass their own reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ade_platform.lib.lineage.build import Builder, LineageInputs, WarehouseInfo, build_lineage
+from ade_platform.lib.lineage.trace import HealthInputs
+from ade_platform.lib.warehouse.names import drift_asset, schema_asset
+
+Read = Callable[[str], "tuple[Any, str] | None"]
+BI_TOOLS = ("looker", "metabase")
+BACKENDS = ("airflow", "prefect", "dagster")
+LINEAGE_ASSET = "cross_stack_lineage"
+
+
+@dataclass(frozen=True)
+class Topology:
+    """What is configured: the warehouses (name -> type), the one dbt builds into, the builders mapping."""
+
+    warehouses: dict[str, str]
+    dbt_warehouse: str | None
+    builders: tuple[Builder, ...] = ()
+
+
+def graph_assets(topology: Topology) -> list[str]:
+    """Every asset the graph may be built from (those never materialized are skipped when reading)."""
+    names = ["dbt_lineage_index", *(schema_asset(w) for w in topology.warehouses)]
+    names += [f"bi_inventory_{t}" for t in BI_TOOLS]
+    names += ["dbt_cloud_jobs", *(f"orchestrator_runs_{b}" for b in BACKENDS), "snowflake_object_repository"]
+    return names
+
+
+def health_assets(topology: Topology) -> list[str]:
+    names = [
+        "dbt_run_results",
+        "dbt_lineage_index",
+        "dbt_sources",
+        *(drift_asset(w) for w in topology.warehouses),
+    ]
+    names += [f"bi_health_{t}" for t in BI_TOOLS]
+    names += ["dbt_cloud_runs", *(f"orchestrator_runs_{b}" for b in BACKENDS)]
+    return names
+
+
+def _read_all(read: Read, names: Iterable[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    data: dict[str, Any] = {}
+    versions: dict[str, str] = {}
+    for name in dict.fromkeys(names):
+        got = read(name)
+        if got is not None:
+            data[name], versions[name] = got
+    return data, versions
+
+
+def lineage_inputs(read: Read, topology: Topology) -> tuple[LineageInputs, dict[str, str]]:
+    data, versions = _read_all(read, graph_assets(topology))
+    inputs = LineageInputs(
+        index=data.get("dbt_lineage_index"),
+        dbt_warehouse=topology.dbt_warehouse,
+        warehouses={
+            name: WarehouseInfo(name, wh_type, data.get(schema_asset(name)))
+            for name, wh_type in topology.warehouses.items()
+        },
+        bi={t: data[f"bi_inventory_{t}"] for t in BI_TOOLS if f"bi_inventory_{t}" in data},
+        dbt_cloud_jobs=data.get("dbt_cloud_jobs"),
+        orchestrators={
+            b: data[f"orchestrator_runs_{b}"] for b in BACKENDS if f"orchestrator_runs_{b}" in data
+        },
+        snowflake_repository=data.get("snowflake_object_repository"),
+        builders=list(topology.builders),
+    )
+    return inputs, versions
+
+
+def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[str, str]]:
+    data, versions = _read_all(read, health_assets(topology))
+    return (
+        HealthInputs(
+            run_results=data.get("dbt_run_results"),
+            index=data.get("dbt_lineage_index"),
+            sources=data.get("dbt_sources"),
+            drift={w: data[drift_asset(w)] for w in topology.warehouses if drift_asset(w) in data},
+            bi_health={t: data[f"bi_health_{t}"] for t in BI_TOOLS if f"bi_health_{t}" in data},
+            dbt_cloud_runs=data.get("dbt_cloud_runs"),
+            orchestrators={
+                b: data[f"orchestrator_runs_{b}"] for b in BACKENDS if f"orchestrator_runs_{b}" in data
+            },
+        ),
+        versions,
+    )
+
+
+def table_columns(read: Read, topology: Topology, lineage: dict[str, Any]) -> dict[str, set[str]]:
+    """Columns of every warehouse table node, from the schema snapshots (for the tile column check)."""
+    from ade_platform.lib.lineage.relations import make_key
+
+    out: dict[str, set[str]] = {}
+    for name, wh_type in topology.warehouses.items():
+        got = read(schema_asset(name))
+        if got is None:
+            continue
+        for table in got[0].get("tables") or []:
+            key = make_key(table.get("database"), table.get("schema"), table.get("name") or "", wh_type)
+            out[f"warehouse:{name}:table:{key.dotted}"] = {
+                str(c.get("name") or "").lower() for c in table.get("columns") or []
+            }
+    return out
+
+
+def build_graph(read: Read, topology: Topology) -> dict[str, Any]:
+    """The `cross_stack_lineage` snapshot: the graph, the input versions it was built from, the topology."""
+    inputs, versions = lineage_inputs(read, topology)
+    lineage = build_lineage(inputs)
+    lineage["inputs"] = versions
+    lineage["topology"] = {"warehouses": dict(topology.warehouses), "dbt_warehouse": topology.dbt_warehouse}
+    return lineage
