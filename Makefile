@@ -7,11 +7,13 @@ TOOLS := .tools
 # The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
 export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
-.PHONY: setup demo test test-slow bench lint format snapshot clean
+.PHONY: setup demo test test-slow bench lint format snapshot clean orchestrators
 
+# Bytecode is compiled once here: where PYTHONDONTWRITEBYTECODE is set, every `ade mcp` start would otherwise
+# compile its imports from source (seconds of the gateway's cold start).
 $(VENV)/.synced: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
-	$(UV) sync --frozen --extra test
+	$(UV) sync --frozen --extra test --compile-bytecode
 	@touch $@
 
 $(TOOLS)/bin/snow:
@@ -19,6 +21,26 @@ $(TOOLS)/bin/snow:
 	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/snowcli
 	$(UV) pip install --quiet --python $(TOOLS)/snowcli/bin/python "snowflake-cli>=3.10"
 	@mkdir -p $(TOOLS)/bin && ln -sf ../snowcli/bin/snow $(TOOLS)/bin/snow
+
+# The peer the warehouse benchmark compares against, in its own virtualenv (benchmarks/warehouse/peer.py).
+$(TOOLS)/motherduck/bin/mcp-server-motherduck:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/motherduck
+	$(UV) pip install --quiet --python $(TOOLS)/motherduck/bin/python "mcp-server-motherduck>=1.1"
+
+# Orchestrator servers for the slow tests (issue 12), each in its own virtualenv: their pins conflict with ours.
+# Prefect 3.4 fails to start with fastapi 0.116+.
+$(TOOLS)/airflow/bin/airflow:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/airflow
+	$(UV) pip install --quiet --python $(TOOLS)/airflow/bin/python "apache-airflow>=3.0,<3.2"
+
+$(TOOLS)/prefect/bin/prefect:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/prefect
+	$(UV) pip install --quiet --python $(TOOLS)/prefect/bin/python "prefect>=3.4,<3.5" "fastapi<0.116" "importlib-metadata"
+
+orchestrators: $(TOOLS)/airflow/bin/airflow $(TOOLS)/prefect/bin/prefect  ## Airflow 3 + Prefect 3 for the slow tests (idempotent)
 
 setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
@@ -28,10 +50,10 @@ demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q
 
-test-slow: setup  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
+test-slow: setup orchestrators  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
 	$(PY) -m pytest -q -m slow
 
-bench: setup  ## performance figures (benchmarks/README.md)
+bench: setup $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
 	$(PY) -m benchmarks.run
 
 lint: setup

@@ -7,11 +7,12 @@ never imports Dagster for cached tools.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
 
-from ade_platform.config import TOOLSETS, ConfigError, Settings, load_settings
+from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings, load_settings
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -43,6 +44,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # Quiet FastMCP's start-up banner logs: stderr of a stdio server lands in the host's log pane.
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
     settings = _settings(args)
+    # LOG_LEVEL (snowflake-cli-mcp spec 5.2, read into settings.log_level) sets the platform's own loggers.
+    logging.getLogger("ade").setLevel(settings.log_level.upper())
     if args.target_path or args.project_path:
         from ade_platform.standalone import with_dbt_paths
 
@@ -64,6 +67,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
 def cmd_guard_classify(args: argparse.Namespace) -> int:
     from ade_platform.lib.guard import GuardPolicy
     from ade_platform.lib.guard.batch import run
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
 
     settings = _settings(args)
     if settings.snowflake is not None:
@@ -72,7 +76,7 @@ def cmd_guard_classify(args: argparse.Namespace) -> int:
         policy = policy_from_settings(settings.snowflake)
     else:
         print("ade guard: no snowflake section configured; using the default policy", file=sys.stderr)
-        policy = GuardPolicy()
+        policy = GuardPolicy(exclusion_regexes=DEFAULT_EXCLUSION_REGEXES)
     from ade_platform.lib.guard.classify import parser_warning_count
 
     kwargs = {"database": args.database, "schema": args.schema, "explain": args.explain}
@@ -110,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("mcp", help="serve the MCP gateway (all enabled toolsets) or one toolset")
-    p.add_argument("--server", choices=TOOLSETS, help="serve only this toolset")
+    p.add_argument(
+        "--server",
+        choices=[*TOOLSETS, *SERVER_ALIASES],
+        help="serve only this toolset (the specs' server names are accepted too: snowfakery-mcp)",
+    )
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", help="HTTP host (default from ade.yaml: 127.0.0.1)")
     p.add_argument("--port", type=int, help="HTTP port (default from ade.yaml: 8765)")

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "ade.yaml"
@@ -28,6 +36,8 @@ TOOLSETS = (
     "snowfakery",
     "lineage",
 )
+# The specs' own server names, accepted wherever a toolset is named (`ade mcp --server snowfakery-mcp`).
+SERVER_ALIASES = {"snowfakery-mcp": "snowfakery"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -39,9 +49,43 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class S3StoreSettings(_Model):
+    """Where an s3:// store lives: any S3-compatible endpoint; unset keys fall back to boto3's own chain."""
+
+    endpoint_url: str | None = Field(None, description="e.g. https://minio.internal:9000; unset: AWS S3.")
+    region: str | None = None
+    access_key_id: SecretStr | None = Field(None, description="${ENV} reference, never a literal.")
+    secret_access_key: SecretStr | None = Field(None, description="${ENV} reference, never a literal.")
+    addressing_style: Literal["path", "virtual", "auto"] = "path"
+
+    @field_validator("endpoint_url", "region", "access_key_id", "secret_access_key", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
 class StoreSettings(_Model):
     root: str | None = Field(None, description="Store root: a folder or an fsspec URL (s3://...).")
     retention: int = Field(20, ge=1, le=10_000, description="Versions kept per asset.")
+    s3: S3StoreSettings | None = None
+    pointer_ttl_seconds: float = Field(
+        0,
+        ge=0,
+        le=60,
+        description="Seconds a reader trusts its cached LATEST pointer before polling it again (object stores: "
+        "one HEAD per poll). 0 polls on every read: an answer is never behind a published version.",
+    )
+
+    def root_options(self) -> dict[str, Any]:
+        s3 = self.s3 or S3StoreSettings()
+        return {
+            "endpoint_url": s3.endpoint_url,
+            "region": s3.region,
+            "access_key_id": s3.access_key_id.get_secret_value() if s3.access_key_id else None,
+            "secret_access_key": s3.secret_access_key.get_secret_value() if s3.secret_access_key else None,
+            "addressing_style": s3.addressing_style,
+            "pointer_ttl_seconds": self.pointer_ttl_seconds,
+        }
 
 
 class DbtSettings(_Model):
@@ -52,6 +96,11 @@ class DbtSettings(_Model):
         None, description="Where dbt writes artifacts; default <home>/dbt/target."
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    artifact_roots: list[Path] = Field(
+        default_factory=list,
+        description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "
+        "e.g. one target folder per environment.",
+    )
 
 
 class PiiPatternSettings(_Model):
@@ -200,9 +249,25 @@ class SnowflakeDefaultsSettings(_Model):
     role: str | None = None
 
 
+def _default_exclusion_regexes() -> list[str]:
+    from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
+
+    return list(DEFAULT_EXCLUSION_REGEXES)
+
+
 class SnowflakeExclusionSettings(_Model):
+    """What the guardrail never touches. Globs and regexes both apply; either one matching excludes."""
+
     patterns: list[str] = Field(
         default_factory=list, description="Globs over DB.SCHEMA.OBJECT (see lib/guard/policy.py)."
+    )
+    regexes: list[str] = Field(
+        default_factory=_default_exclusion_regexes,
+        description=(
+            "Python regexes searched case-insensitively in each part of a name (the spec's patterns). "
+            "Default: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_; setting the key replaces "
+            "them ([] turns them off)."
+        ),
     )
     object_types: list[str] = _spec_key("object_types", "objectTypes", [])
 
@@ -268,6 +333,16 @@ class SnowflakeSettings(_Model):
     config_file: Path | None = _spec_key("config_file", "configFile", None)
     cli_path: str | None = _spec_key("cli_path", "cliPath", None, description="Override for `snow` on PATH.")
     timeout_seconds: float = _spec_key("timeout_seconds", "timeoutSeconds", 120, gt=0, le=3600)
+    transport: Literal["cli", "connector"] = Field(
+        "cli",
+        description="cli: a `snow` process per statement (the spec's); connector: one logged-in "
+        "snowflake-connector session per connection name, read from the same snow configuration.",
+    )
+    environment: str = Field(
+        "development",
+        max_length=64,
+        description="The spec's SDAIDF_ENV (development, staging, ...): stamped on every answer's provenance.",
+    )
     project_file: Path | None = Field(
         None, description="A spec-format project.yaml mapped onto this section."
     )
@@ -286,14 +361,212 @@ class SnowflakeSettings(_Model):
     def _patterns_valid(cls, value: SnowflakeExclusionSettings) -> SnowflakeExclusionSettings:
         from ade_platform.lib.guard import GuardPolicy
 
-        GuardPolicy(exclusion_patterns=tuple(value.patterns))  # raises on a malformed pattern
+        try:  # raises on a malformed glob or regex
+            GuardPolicy(exclusion_patterns=tuple(value.patterns), exclusion_regexes=tuple(value.regexes))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
         return value
+
+
+class DagsterInstanceSettings(_Model):
+    """The Dagster instance behind materializations and live tools (dagster.yaml is written from this)."""
+
+    storage: Literal["sqlite", "postgres"] = Field(
+        "sqlite",
+        description="sqlite: files under DAGSTER_HOME (one machine); postgres: runs, events, schedules.",
+    )
+    postgres_url_env: str = Field(
+        "ADE_DAGSTER_PG_URL",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="The environment variable holding postgresql://user:password@host:port/db; dagster.yaml "
+        "names the variable, never the URL, so no password is written to disk.",
+    )
+    max_concurrent_runs: int = Field(
+        1, ge=1, le=1000, description="1 for the embedded DuckDB warehouse (one writer); raise on Postgres."
+    )
+
+
+# --- BI (issue 13): Looker and Metabase -------------------------------------------------------------------
+
+
+class LookerSettings(_Model):
+    """A Looker instance, reached through looker-sdk (API 4.0) with an API key's client id and secret."""
+
+    base_url: str = Field(
+        description="The instance URL the API is served from, e.g. https://acme.looker.com."
+    )
+    client_id: SecretStr = Field(description="API key client id, as a ${ENV} reference.")
+    client_secret: SecretStr = Field(description="API key client secret, as a ${ENV} reference.")
+    verify_ssl: bool = True
+
+    @field_validator("client_id", "client_secret")
+    @classmethod
+    def _not_empty(cls, value: SecretStr) -> SecretStr:
+        if not value.get_secret_value():
+            raise ValueError("must not be empty (is its environment variable set?)")
+        return value
+
+
+class MetabaseSettings(_Model):
+    """A Metabase instance, reached over its REST API with an API key (preferred) or a user session."""
+
+    base_url: str = Field(description="The instance URL, e.g. https://metabase.acme.com.")
+    api_key: SecretStr | None = Field(None, description="Sent as X-API-KEY; a ${ENV} reference.")
+    username: str | None = Field(None, description="For POST /api/session when no api_key is set.")
+    password: SecretStr | None = None
+
+    @field_validator("api_key", "password", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _some_credentials(self) -> MetabaseSettings:
+        if self.api_key is None and not (self.username and self.password):
+            raise ValueError("set api_key, or username and password")
+        return self
+
+
+class BiSettings(_Model):
+    """The bi-api toolset and the BI assets. A tool whose base_url is empty is not configured (so the demo's
+    `${ADE_LOOKER_URL:-}` leaves it off when no emulator runs)."""
+
+    looker: LookerSettings | None = None
+    metabase: MetabaseSettings | None = None
+    warehouse: str | None = Field(
+        None,
+        description="The warehouse the dashboards read (names tables, compares row counts); default: dbt's.",
+    )
+    timeout_seconds: float = Field(30, gt=0, le=600, description="Timeout of one API call.")
+    tile_timeout_seconds: float = Field(60, gt=0, le=3600, description="Timeout of running one tile.")
+    max_concurrency: int = Field(4, ge=1, le=32, description="Tiles run at once by the row-count checks.")
+    sensor_interval_seconds: int = Field(300, ge=30, description="How often the dashboard-error sensor runs.")
+
+    @field_validator("looker", "metabase", mode="before")
+    @classmethod
+    def _unset_when_no_url(cls, value: Any) -> Any:
+        if isinstance(value, dict) and not value.get("base_url"):
+            return None
+        return value
+
+    @property
+    def tools(self) -> list[str]:
+        """The configured BI tools, in a stable order."""
+        return [name for name in ("looker", "metabase") if getattr(self, name) is not None]
+
+
+# --- orchestrators (issue 12) ---
+class AirflowSettings(_Model):
+    base_url: str = Field(description="Airflow API server URL, e.g. http://airflow.internal:8080.")
+    username: str | None = None
+    password: SecretStr | None = Field(None, description="A ${ENV} reference.")
+    api_version: Literal["auto", "v2", "v1"] = Field(
+        "auto", description="auto probes the server: Airflow 3 (/api/v2, JWT) or Airflow 2 (/api/v1, basic)."
+    )
+    dags: list[str] = Field(default_factory=list, description="DAG ids tracked by the run-history asset.")
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class PrefectSettings(_Model):
+    api_url: str = Field(
+        description="Prefect API URL: http://host:4200/api, or Prefect Cloud's workspace URL."
+    )
+    api_key: SecretStr | None = Field(None, description="Prefect Cloud API key (a ${ENV} reference).")
+    auth_string: SecretStr | None = Field(
+        None, description="Self-hosted server basic auth 'user:password' (a ${ENV} reference)."
+    )
+    flows: list[str] = Field(
+        default_factory=list, description="Flow names (or flow/deployment) tracked by the run-history asset."
+    )
+    timeout_seconds: float = Field(30, gt=0)
+
+
+class DagsterOrchestratorSettings(_Model):
+    jobs: list[str] | None = Field(None, description="Jobs tracked by the run-history asset; default: all.")
+
+
+class OrchestratorSettings(_Model):
+    airflow: AirflowSettings | None = None
+    prefect: PrefectSettings | None = None
+    dagster: DagsterOrchestratorSettings = Field(default_factory=DagsterOrchestratorSettings)
+    history_days: int = Field(7, ge=1, le=365, description="Days of run history the assets keep.")
+    max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
+    pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
+
+    def secrets(self) -> list[str]:
+        """Configured secret values, scrubbed from every log an orchestrator tool returns."""
+        values = []
+        for secret in (
+            self.airflow.password if self.airflow else None,
+            self.prefect.api_key if self.prefect else None,
+            self.prefect.auth_string if self.prefect else None,
+        ):
+            if secret is not None:
+                values.append(secret.get_secret_value())
+        if self.prefect and self.prefect.auth_string:
+            values.append(self.prefect.auth_string.get_secret_value().partition(":")[2])
+        return values
+
+
+# --- end orchestrators ---
+# --- dbt Cloud (issue 11) ---------------------------------------------------------------------------------------
+
+
+class DbtCloudSettings(_Model):
+    """The dbt-cloud toolset and its assets: one dbt Cloud account reached through the Administrative API v2."""
+
+    base_url: str = Field(
+        "https://cloud.getdbt.com/api/v2", description="API base URL, ending in /api/v2 (per region/tenant)."
+    )
+    account_id: int = Field(ge=1, description="dbt Cloud account id.")
+    api_token: SecretStr = Field(description="Service token (read + job run scope); a ${ENV} reference.")
+    project_id: int | None = Field(
+        None, ge=1, description="Default project (the job inventory asset lists it)."
+    )
+    environment_id: int | None = Field(None, ge=1, description="Default environment filter of the inventory.")
+    tracked_jobs: list[int] = Field(
+        default_factory=list, description="Job ids whose runs and artifacts Dagster snapshots into the store."
+    )
+    dbt_tools_job: int | None = Field(
+        None,
+        ge=1,
+        description="A tracked job whose latest run's artifacts feed the dbt-artifacts tools (the dbt_manifest, "
+        "dbt_run_results, ... slots) instead of a local dbt project.",
+    )
+    poll_interval_seconds: float = Field(
+        10, gt=0, le=300, description="dbtcloud_poll_run's status check period."
+    )
+    recent_runs: int = Field(20, ge=1, le=500, description="Runs per tracked job kept in dbt_cloud_runs.")
+    timeout_seconds: float = Field(30, gt=0, le=600, description="Read timeout of one API request.")
+    max_artifact_bytes: int = Field(
+        200_000,
+        ge=1024,
+        description="Largest artifact inlined by dbtcloud_fetch_artifact; past it, a summary.",
+    )
+    sensor_interval_seconds: int = Field(60, ge=10, description="How often the failed-run sensor polls.")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError("must be an http(s) URL such as https://cloud.getdbt.com/api/v2")
+        return value.rstrip("/")
+
+    @field_validator("dbt_tools_job")
+    @classmethod
+    def _feeding_job_tracked(cls, value: int | None, info: Any) -> int | None:
+        if value is not None and value not in (info.data.get("tracked_jobs") or []):
+            raise ValueError("must be one of tracked_jobs (its runs are what Dagster snapshots)")
+        return value
+
+
+# --- end dbt Cloud ----------------------------------------------------------------------------------------------
 
 
 class LimitSettings(_Model):
     max_lineage_nodes: int = Field(500, ge=1)
     max_rows: int = Field(1000, ge=1)
-    query_timeout_seconds: float = Field(60, gt=0)
+    query_timeout_seconds: float = Field(120, gt=0, description="The spec's default: 120 s.")
 
 
 class HttpSettings(_Model):
@@ -364,10 +637,27 @@ class Settings(_Model):
     datasets: DatasetSettings | None = None
     snowfakery: SnowfakerySettings = Field(default_factory=SnowfakerySettings)
     snowflake: SnowflakeSettings | None = None
+    bi: BiSettings = Field(default_factory=BiSettings)
+
+    dbt_cloud: DbtCloudSettings | None = None
     mcp: McpSettings = Field(default_factory=McpSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     schedules: ScheduleSettings = Field(default_factory=ScheduleSettings)
+    dagster: DagsterInstanceSettings = Field(default_factory=DagsterInstanceSettings)
+
+    orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
+        "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
+    )
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Remote store roots get their endpoint and credentials once, here: every reader and writer this
+        # process opens on that URL (the gateway, Dagster's steps, sensors) uses them.
+        if self.store.root and "://" in self.store.root:
+            from ade_platform.store.paths import register_root_options
+
+            register_root_options(self.store.root, self.store.root_options())
 
     @property
     def store_root(self) -> str:
@@ -447,6 +737,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             node = node.get(part) if isinstance(node, dict) else None
         if isinstance(node, dict) and parts[-1] in node:
             node[parts[-1]] = fix(node[parts[-1]])
+    dbt = raw.get("dbt")
+    if isinstance(dbt, dict) and isinstance(dbt.get("artifact_roots"), list):
+        dbt["artifact_roots"] = [fix(v) for v in dbt["artifact_roots"]]
     for wh in (raw.get("warehouses") or {}).values():
         if isinstance(wh, dict):
             for key in ("path", "credentials_path"):
@@ -489,6 +782,8 @@ def load_settings(path: str | os.PathLike[str] | None = None, env: dict[str, str
         except ValueError as exc:
             raise ConfigError(f"{config_path.name}: snowflake: {exc}") from None
     raw["config_path"] = str(config_path)
+    if env.get("LOG_LEVEL"):  # snowflake-cli-mcp spec 5.2 (LOG_LEVEL="info")
+        raw["log_level"] = env["LOG_LEVEL"].strip().lower()
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

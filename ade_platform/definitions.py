@@ -11,9 +11,11 @@ import dagster as dg
 
 from ade_platform.config import Settings, load_settings
 from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
-from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, dbt_resource
+from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, build_dbt_sensors, dbt_resource
 from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
 from ade_platform.defs.lineage import build_lineage_definitions
+from ade_platform.defs.orchestration import GROUP as ORCHESTRATION_GROUP
+from ade_platform.defs.orchestration import build_orchestration_definitions
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
 from ade_platform.defs.warehouse import build_warehouse_definitions, sensor_evaluated_checks
@@ -36,7 +38,10 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     warehouse_defs = build_warehouse_definitions(settings, upstream=model_keys)
 
     sensor_only = sensor_evaluated_checks(settings)
-    metadata = dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP) - sensor_only
+    metadata = (
+        dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP, ORCHESTRATION_GROUP)
+        - sensor_only
+    )
     refresh_metadata = dg.define_asset_job(
         METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
     )
@@ -61,17 +66,36 @@ def build_definitions(settings: Settings) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         ],
+        sensors=build_dbt_sensors(settings),
         resources=resources,
         # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
     )
+    # BI (issue 13): dashboard inventory and health per configured BI tool, after the dbt models they read.
+    from ade_platform.defs.bi import build_bi_definitions
+
+    bi_defs = build_bi_definitions(settings, upstream=model_keys)
     snowflake_defs = []
     if settings.snowflake is not None:
         from ade_platform.defs.snowflake import build_snowflake_definitions
 
         snowflake_defs.append(build_snowflake_definitions(settings))
-    merged = dg.Definitions.merge(defs, warehouse_defs, build_dataset_schedules(settings), *snowflake_defs)
+    # dbt Cloud (issue 11): jobs, runs, freshness, artifacts and the failed-run sensor, when configured.
+    dbt_cloud_defs = []
+    if settings.dbt_cloud is not None:
+        from ade_platform.defs.dbt_cloud import build_dbt_cloud_definitions
+
+        dbt_cloud_defs.append(build_dbt_cloud_definitions(settings))
+    merged = dg.Definitions.merge(
+        defs,
+        warehouse_defs,
+        build_dataset_schedules(settings),
+        bi_defs,
+        build_orchestration_definitions(settings),
+        *snowflake_defs,
+        *dbt_cloud_defs,
+    )
     # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
     defined = {
         key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])

@@ -6,8 +6,11 @@ and why (the agent-given cause). Operators find these runs in the Dagster UI und
 
 Read-only tools may take the fast path (DESIGN.md "Live tools"): the call runs in the caller's thread and
 its audit run — the same job name, tags and run id, plus `ade/path: fast` — is written to Dagster by a
-background worker, so the agent does not wait ~0.3-0.6 s of Dagster run bookkeeping per query. A failed
+background worker, so the agent does not wait ~0.3-1 s of Dagster run bookkeeping per query. A failed
 call is recorded as a failed run. `flush()` waits for pending audit runs (called at interpreter exit).
+The worker hands each audit run to a child Python process (`_audit_worker_main`) that executes it in the
+same instance: a run costs ~150 ms of CPU, which in this process would hold the GIL against the next
+calls. If the child cannot be started or dies, the run is recorded in this process instead.
 
 Dagster is imported lazily here: the MCP bridge imports this module only on its first live call.
 """
@@ -15,9 +18,14 @@ Dagster is imported lazily here: the MCP bridge imports this module only on its 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
+import logging
+import os
 import queue
 import re
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -65,10 +73,10 @@ class LiveRunner:
         self.fast_read_only = fast_read_only
         self._instance: Any = None
         self._lock = threading.Lock()
-        self._audits: queue.Queue[tuple[str, str, dict[str, str], BaseException | None, float]] = (
-            queue.Queue()
-        )
+        self._audits: queue.Queue[tuple[str, str, dict[str, str], str | None, float]] = queue.Queue()
         self._auditor: threading.Thread | None = None
+        self._audit_process = _AuditProcess(self.dagster_home)
+        self._closing = False
         _RUNNERS.add(self)
 
     def instance(self) -> Any:
@@ -139,7 +147,8 @@ class LiveRunner:
         except Exception as exc:
             error = exc
         elapsed = (time.perf_counter() - started) * 1000
-        self._audits.put((tool, run_id, {**tags, TAG_PATH: "fast"}, error, elapsed))
+        summary = None if error is None else _error_summary(error)
+        self._audits.put((tool, run_id, {**tags, TAG_PATH: "fast"}, summary, elapsed))
         self._ensure_auditor()
         if error is not None:
             raise error
@@ -150,31 +159,43 @@ class LiveRunner:
             if self._auditor is None:
                 self._auditor = threading.Thread(target=self._audit_loop, name="ade-live-audit", daemon=True)
                 self._auditor.start()
-                atexit.register(self.flush, 30)
+                atexit.register(self._shutdown)
+
+    def _shutdown(self) -> None:
+        self._closing = True
+        self.flush(30)
+        if self._audits.unfinished_tasks:
+            logging.getLogger("ade.live").warning(
+                "%d audit runs were still pending at exit", self._audits.unfinished_tasks
+            )
+        self._audit_process.close(wait=False)
 
     def _audit_loop(self) -> None:
+        log = logging.getLogger("ade.live")
         while True:
             tool, run_id, tags, error, elapsed = self._audits.get()
             try:
-                self._record(tool, run_id, tags, error, elapsed)
+                try:
+                    self._audit_process.record(tool, run_id, tags, error, elapsed)
+                except _AuditProcessFailed as exc:
+                    if self._closing:
+                        continue
+                    log.warning("audit worker process unavailable (%s); recording in-process", exc)
+                    self._record(tool, run_id, tags, error, elapsed)
             except Exception:  # an audit failure must never take the server down; it is logged
-                import logging
-
-                logging.getLogger("ade.live").exception("could not record the audit run of %s", tool)
+                log.exception("could not record the audit run of %s", tool)
             finally:
                 self._audits.task_done()
 
-    def _record(
-        self, tool: str, run_id: str, tags: dict[str, str], error: BaseException | None, ms: float
-    ) -> None:
+    def _record(self, tool: str, run_id: str, tags: dict[str, str], error: str | None, ms: float) -> None:
+        """Write the audit run of a fast-path call; `error` is the failed call's `_error_summary`."""
+
         def body() -> None:
             from dagster import get_dagster_logger
 
             get_dagster_logger().info(f"{tool} ran in-process in {ms:.1f} ms (read-only fast path)")
             if error is not None:
-                # The type and stable code only: an error's text may quote values.
-                code = getattr(error, "code", None)
-                raise RuntimeError(f"{tool} failed: {type(error).__name__}{f' ({code})' if code else ''}")
+                raise RuntimeError(f"{tool} failed: {error}")
 
         instance = self.instance()
         with _EXECUTION_LOCK:
@@ -197,6 +218,98 @@ class LiveRunner:
             live_op()
 
         return live_job
+
+
+class _AuditProcessFailed(Exception):
+    pass
+
+
+class _AuditProcess:
+    """The child process that records audit runs: one JSON request per line on its stdin, one reply per line
+    on its stdout; it exits when its stdin closes (this process exited or closed it)."""
+
+    def __init__(self, dagster_home: Path):
+        self.dagster_home = dagster_home
+        self._proc: subprocess.Popen[str] | None = None
+
+    def record(self, tool: str, run_id: str, tags: dict[str, str], error: str | None, ms: float) -> None:
+        request = {"tool": tool, "run_id": run_id, "tags": tags, "error": error, "elapsed_ms": ms}
+        proc = self._started()
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        except OSError as exc:
+            self.close()
+            raise _AuditProcessFailed(type(exc).__name__) from None
+        if not reply:
+            self.close()
+            raise _AuditProcessFailed("the worker exited")
+        outcome = json.loads(reply)
+        if not outcome.get("ok"):
+            raise RuntimeError(f"the audit worker could not record the run: {outcome.get('error')}")
+
+    def close(self, wait: bool = True) -> None:
+        """Close the worker's stdin: it records what it has received, then exits."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            if wait:
+                proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        package_root = str(Path(__file__).resolve().parents[1])
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
+        }
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", "from ade_platform.live import _audit_worker_main; _audit_worker_main()",
+                 str(self.dagster_home)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+        except OSError as exc:
+            raise _AuditProcessFailed(type(exc).__name__) from None
+        return self._proc
+
+
+def _audit_worker_main() -> None:
+    """Entry point of the audit child process (see `_AuditProcess`)."""
+    # Bookkeeping yields the CPU to the gateway (and to Dagster's own runs) on a busy machine.
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # whatever else prints (Dagster's banners) goes to stderr, never into the replies
+    runner = LiveRunner(Path(sys.argv[1]), fast_read_only=False)
+
+    def reply(outcome: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # the gateway has exited: record the rest all the same
+            replies.write(json.dumps(outcome) + "\n")
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            runner._record(
+                request["tool"], request["run_id"], request["tags"], request["error"], request["elapsed_ms"]
+            )
+            reply({"ok": True})
+        except Exception as exc:
+            reply({"ok": False, "error": type(exc).__name__})
+
+
+def _error_summary(error: BaseException) -> str:
+    """The type and stable code of a failed call: an error's text may quote values."""
+    code = getattr(error, "code", None)
+    return f"{type(error).__name__}{f' ({code})' if code else ''}"
 
 
 def flush_all(timeout: float = 60) -> None:

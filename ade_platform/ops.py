@@ -12,24 +12,13 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ade_platform.config import Settings
+from ade_platform.instance import ensure_dagster_home
 from ade_platform.live import QUIET_CONSOLE
-
-# One run at a time: the embedded DuckDB warehouse accepts a single writing process.
-_DAGSTER_YAML = """telemetry:
-  enabled: false
-concurrency:
-  runs:
-    max_concurrent_runs: 1
-"""
 
 
 def prepare_dagster_home(settings: Settings) -> str:
     """Point DAGSTER_HOME at the platform's instance (shared by `ade`, `dagster dev` and live tools)."""
-    home = settings.dagster_home
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(_DAGSTER_YAML)
+    home = ensure_dagster_home(settings)
     os.environ["DAGSTER_HOME"] = str(home)
     return str(home)
 

@@ -56,6 +56,17 @@ ERROR_CODES: dict[str, str] = {
     "look_error": "Check the Look id and its query in Looker.",
     "upstream_error": "The external system returned an error; see detail.",
     "auth_failed": "Check the credentials configured for this system.",
+    # bi-api (category 5)
+    "dashboard_not_found": "List dashboards with bi_list_dashboards and use one of their dashboard_id values.",
+    "look_not_found": "Check the Look id in Looker (a Look's URL ends with /looks/<id>).",
+    # orchestrator (issue 12)
+    "dag_not_found": "Check the DAG id (Airflow), deployment or flow name (Prefect) or job name (Dagster).",
+    "task_not_found": "List the run's tasks: the detail names them.",
+    "backend_not_configured": "Add the backend under orchestrators: in ade.yaml (dagster needs nothing).",
+    # dbt Cloud (category 3)
+    "job_not_found": "List the project's jobs with dbtcloud_list_jobs.",
+    "rate_limited": "dbt Cloud is rate-limiting this token; wait and call again.",
+    "dbt_cloud_not_configured": "Add a dbt_cloud: section (base_url, account_id, api_token) to ade.yaml.",
     # snowflake metadata-only proxy (E-codes per the snowflake spec)
     "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
     "AUTH_FAILED": "Check the snow connection configuration.",

@@ -12,7 +12,7 @@ from typing import Literal
 
 from fastmcp import FastMCP
 
-from ade_platform.config import TOOLSETS, ConfigError, Settings
+from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.toolsets import build_toolset
@@ -25,6 +25,7 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
     """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it."""
     ctx = ctx or BridgeContext.from_settings(settings)
     if only is not None:
+        only = SERVER_ALIASES.get(only, only)
         if only not in TOOLSETS:
             raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
         return build_toolset(only, ctx)

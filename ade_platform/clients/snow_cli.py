@@ -274,10 +274,25 @@ def cli_from_settings(section: Any, *, connection: str | None = None) -> SnowCli
     )
 
 
+def runner_from_settings(section: Any, *, connection: str | None = None) -> Any:
+    """The SnowRunner of the configured transport: the `snow` CLI (a process per statement, the spec's) or
+    the connector (one session per connection name, clients/snow_connector.py)."""
+    cli = cli_from_settings(section, connection=connection)
+    if getattr(section, "transport", "cli") != "connector":
+        return cli
+    from ade_platform.clients.snow_connector import SnowConnector
+
+    return SnowConnector(
+        connection=cli.connection, config_file=cli.config_file, timeout=cli.timeout, database=cli.database,
+        schema=cli.schema, role=cli.role, warehouse=cli.warehouse,
+    )  # fmt: skip
+
+
 def policy_from_settings(section: Any) -> GuardPolicy:
     guard = section.guardrail
     return GuardPolicy(
         exclusion_patterns=tuple(section.exclusions.patterns),
+        exclusion_regexes=tuple(section.exclusions.regexes),
         excluded_object_types=frozenset(section.exclusions.object_types),
         default_database=section.defaults.database,
         default_schema=section.defaults.schema_name,
@@ -318,7 +333,7 @@ def sync_options(sync: Any, databases: Sequence[str] | None = None) -> SyncOptio
 def service_from_settings(settings: Any, *, connection: str | None = None) -> SnowflakeService:
     """The discovery/sync service for a whole Settings object (its `snowflake` section and limits)."""
     section = settings.snowflake
-    runner = resolve_context(cli_from_settings(section, connection=connection))
+    runner = resolve_context(runner_from_settings(section, connection=connection))
     return SnowflakeService(
         runner,
         policy_from_settings(section),

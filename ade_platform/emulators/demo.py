@@ -36,6 +36,43 @@ class Emulator:
 # Each emulator registers itself here (one entry per SaaS).
 EMULATORS: list[Emulator] = []
 
+# dbt Cloud (issue 11): the Administrative API v2 whose jobs run dbt_demo with dbt-core.
+EMULATORS.append(
+    Emulator(
+        name="dbt_cloud",
+        module="ade_platform.emulators.dbt_cloud",
+        default_port=8791,
+        ready_path="/health",
+        env=lambda url: {
+            "ADE_DBT_CLOUD_URL": f"{url}/api/v2",
+            "DBT_CLOUD_API_TOKEN": "dbtc_ade_demo_emulator_token",  # the emulator's demo token
+        },
+    )
+)
+
+
+# --- BI (issue 13): Looker API 4.0 and Metabase REST, dashboards over the demo warehouse -----------------------
+def _looker_env(url: str) -> dict[str, str]:
+    from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
+
+    return {
+        "ADE_LOOKER_URL": url,
+        "ADE_LOOKER_CLIENT_ID": DEMO_CLIENT_ID,
+        "ADE_LOOKER_CLIENT_SECRET": DEMO_CLIENT_SECRET,
+    }
+
+
+def _metabase_env(url: str) -> dict[str, str]:
+    from ade_platform.emulators.metabase import DEMO_API_KEY
+
+    return {"ADE_METABASE_URL": url, "ADE_METABASE_API_KEY": DEMO_API_KEY}
+
+
+EMULATORS += [
+    Emulator("looker", "ade_platform.emulators.looker", 19999, "/api/versions", _looker_env),
+    Emulator("metabase", "ade_platform.emulators.metabase", 3300, "/api/health", _metabase_env),
+]
+
 
 @dataclass
 class Running:

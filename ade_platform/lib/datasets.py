@@ -22,6 +22,7 @@ from snowfakery import generate_data
 from snowfakery.api import COUNT_REPS, stopping_criteria_from_target_number
 
 from ade_platform.lib.snowfakery.quiet import QuietApplication
+from ade_platform.lib.warehouse import file_lock
 
 # Snowfakery's CSV writer lists the tables it wrote in this file; it is the only reliable way to
 # tell this run's CSVs from stale ones left in the same folder by an earlier recipe.
@@ -177,7 +178,8 @@ def load_into_duckdb(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     overrides = column_types or {}
     counts: dict[str, int] = {}
-    with duckdb.connect(str(db_path)) as con:
+    # The write lock waits for a gateway read in flight instead of failing on DuckDB's file lock.
+    with file_lock.writing(db_path), duckdb.connect(str(db_path)) as con:
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')

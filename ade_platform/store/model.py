@@ -75,6 +75,8 @@ class Provenance:
             "age_seconds": round(self.age_seconds(now), 3),
             "run_id": self.run_id,
             "source": "cache",
+            # Artifacts that came from a dbt Cloud run name it (docs/STORE_ASSETS.md).
+            **({"dbt_cloud": self.source["dbt_cloud"]} if "dbt_cloud" in (self.source or {}) else {}),
         }
 
 

@@ -2,7 +2,8 @@
 
 Atomicity differs by backend. Locally we rely on POSIX rename (os.replace), which is atomic for both
 files and directories on the same filesystem. On object storage a single PUT of a small object is atomic,
-and a version folder is only reachable through the pointer, which is written last.
+and a version folder is only reachable through the pointer, which is written last (s3:// has its own root with
+conditional pointer writes: ade_platform/store/s3.py).
 """
 
 from __future__ import annotations
@@ -18,15 +19,34 @@ from upath import UPath
 _LOCAL_PROTOCOLS = {"", "file", "local"}
 
 
+# Options of remote roots (endpoint, region, credentials, pointer poll interval), registered once at start-up from
+# the settings, so every StoreReader/StoreWriter opened on that URL in this process uses them.
+_ROOT_OPTIONS: dict[str, dict[str, Any]] = {}
+
+
+def register_root_options(url: str, options: dict[str, Any]) -> None:
+    _ROOT_OPTIONS[url.rstrip("/")] = dict(options)
+
+
 def open_root(root: str | os.PathLike[str]) -> StoreRoot:
     text = os.fspath(root)
-    if "://" in text and text.split("://", 1)[0] not in _LOCAL_PROTOCOLS:
+    protocol = text.split("://", 1)[0] if "://" in text else ""
+    if protocol in ("s3", "s3a"):
+        from ade_platform.store.s3 import S3Root
+
+        return S3Root(text, _ROOT_OPTIONS.get(text.rstrip("/")))
+    if protocol not in _LOCAL_PROTOCOLS:
         return RemoteRoot(UPath(text))
     return LocalRoot(Path(text.removeprefix("file://")).expanduser().resolve())
 
 
 class StoreRoot:
     """Minimal file operations the store needs, with atomic publication semantics."""
+
+    # True when put_if/read_with_etag give compare-and-swap on the pointer (object stores with conditional writes)
+    supports_conditional_pointer = False
+    # Seconds a reader may trust its cached pointer before polling it again (0: poll on every read).
+    pointer_ttl = 0.0
 
     def read_bytes(self, rel: str) -> bytes:
         raise NotImplementedError

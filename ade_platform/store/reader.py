@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,6 +22,7 @@ from ade_platform.store.writer import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger("ade.store")
 _POINTER_RETRIES = 3
 
 
@@ -79,30 +82,43 @@ class StoreReader:
     def __init__(self, root: str | os.PathLike[str] | StoreRoot):
         self.root = root if isinstance(root, StoreRoot) else open_root(root)
         self._cache: dict[str, tuple[Any, Snapshot]] = {}
+        self._checked: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def latest(self, asset: str) -> Snapshot:
         """The newest published snapshot; served from memory unless the pointer moved since last read."""
         check_asset_name(asset)
+        cached = self._cache.get(asset)
+        ttl = self.root.pointer_ttl
+        if cached is not None and ttl and time.monotonic() - self._checked.get(asset, 0.0) < ttl:
+            return cached[1]  # polled less than pointer_ttl seconds ago (object stores: saves a HEAD)
         signature = self.root.signature(f"{asset}/{POINTER_FILE}")
+        self._checked[asset] = time.monotonic()
         if signature is None:
             raise SnapshotNotFound(asset)
-        cached = self._cache.get(asset)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        for _ in range(_POINTER_RETRIES):
-            version = self._read_pointer(asset)
-            try:
-                snapshot = self.get(asset, version)
-            except SnapshotNotFound:
-                # The writer pruned the version between our pointer read and our file read: the pointer
-                # has moved on, so read it again.
-                signature = self.root.signature(f"{asset}/{POINTER_FILE}")
-                continue
-            with self._lock:
-                self._cache[asset] = (signature, snapshot)
-            return snapshot
-        raise CorruptSnapshot(asset, None, "the pointer names a version that does not exist")
+        try:
+            for _ in range(_POINTER_RETRIES):
+                version = self._read_pointer(asset)
+                try:
+                    snapshot = self.get(asset, version)
+                except SnapshotNotFound:
+                    # The writer pruned the version between our pointer read and our file read: the pointer
+                    # has moved on, so read it again.
+                    signature = self.root.signature(f"{asset}/{POINTER_FILE}")
+                    continue
+                with self._lock:
+                    self._cache[asset] = (signature, snapshot)
+                return snapshot
+            raise CorruptSnapshot(asset, None, "the pointer names a version that does not exist")
+        except CorruptSnapshot as exc:
+            if cached is None:
+                raise
+            # What the pointer names does not verify (a torn or tampered upload): keep serving the previous
+            # good version, and look again on the next read.
+            log.warning("store: keeping %s version %s: %s", asset, cached[1].version, exc)
+            return cached[1]
 
     def get(self, asset: str, version: str) -> Snapshot:
         """A specific version (for history and "since when" questions)."""

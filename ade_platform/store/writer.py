@@ -20,6 +20,15 @@ POINTER_FILE = "LATEST"
 VERSIONS_DIR = "versions"
 _ASSET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 _STALE_TMP_SECONDS = 3600
+_POINTER_CAS_ATTEMPTS = 20
+
+
+def _pointer_version(raw: bytes) -> str | None:
+    try:
+        version = orjson.loads(raw)["version"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return version if isinstance(version, str) else None
 
 
 def check_asset_name(asset: str) -> str:
@@ -81,15 +90,46 @@ class StoreWriter:
         )
         payload[PROVENANCE_FILE] = dumps(provenance.to_dict())
         self.root.write_dir_atomic(f"{asset}/{VERSIONS_DIR}/{version}", payload)
-        self.root.write_bytes_atomic(f"{asset}/{POINTER_FILE}", dumps({"version": version}))
+        self._move_pointer(asset, version)
         self.prune(asset, keep_version=version)
         return provenance
+
+    def _move_pointer(self, asset: str, version: str) -> None:
+        """Point LATEST at `version`, written last. With conditional writes (object stores) it is a
+        compare-and-swap that never moves the pointer to an older version than the one it names."""
+        rel = f"{asset}/{POINTER_FILE}"
+        blob = dumps({"version": version})
+        if not self.root.supports_conditional_pointer:
+            self.root.write_bytes_atomic(rel, blob)
+            return
+        for _ in range(_POINTER_CAS_ATTEMPTS):
+            try:
+                raw, etag = self.root.read_with_etag(rel)  # type: ignore[attr-defined]
+                current = _pointer_version(raw)
+            except FileNotFoundError:
+                current, etag = None, None
+            if current is not None and current >= version:
+                return  # a newer version is already published: ours stays in the history
+            if self.root.put_if(rel, blob, etag):  # type: ignore[attr-defined]
+                return
+        raise StoreError(f"could not move the pointer of '{asset}': too many concurrent writers")
+
+    def current_version(self, asset: str) -> str | None:
+        try:
+            return _pointer_version(self.root.read_bytes(f"{asset}/{POINTER_FILE}"))
+        except FileNotFoundError:
+            return None
 
     def prune(self, asset: str, keep_version: str | None = None) -> list[str]:
         """Drop versions beyond the retention bound (never the current one) and stale temp folders."""
         entries = self.root.list_dir(f"{asset}/{VERSIONS_DIR}")
         versions = [e for e in entries if not e.startswith(".")]
-        doomed = [v for v in versions[: max(0, len(versions) - self.retention)] if v != keep_version]
+        # Only unreferenced versions go: never the one the pointer names now (another writer may have moved it),
+        # nor anything newer (a publication in flight whose pointer is not written yet).
+        pointed = self.current_version(asset)
+        older = [v for v in versions if pointed is None or v < pointed]
+        excess = max(0, len(versions) - self.retention)
+        doomed = [v for v in older[:excess] if v not in (keep_version, pointed)]
         for version in doomed:
             self.root.remove_tree(f"{asset}/{VERSIONS_DIR}/{version}")
         # A ".tmp" folder is what a killed writer leaves behind; once it is older than any write could

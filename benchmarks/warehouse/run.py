@@ -27,6 +27,7 @@ from ade_platform.clients.warehouses import open_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, load_settings
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
+from benchmarks.warehouse import peer
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 
@@ -172,6 +173,13 @@ def main() -> None:
         live_overhead(home / "live", repeats=20 if args.quick else 100)
         snapshot_duckdb(home / "snap", tables=1000, repeats=3 if args.quick else 10)
         snapshot_bigquery(tables=1000, repeats=2 if args.quick else 5)
+        from benchmarks.warehouse import drift  # live single-table drift vs the cached answer
+
+        repeats, tables = (10, 50) if args.quick else (50, 200)
+        drift.bench_duckdb(home / "drift-duck", tables, repeats)
+        drift.bench_snowflake(home / "drift-sf", tables, repeats)
+        drift.bench_bigquery(home / "drift-bq", tables, repeats)
+    peer.main()
 
 
 if __name__ == "__main__":

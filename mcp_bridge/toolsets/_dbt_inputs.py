@@ -95,7 +95,21 @@ class DbtInputs:
         settings = ctx.settings
         self.project_dir: Path | None = settings.dbt.project_dir if settings.dbt else None
         self.target_path: Path | None = settings.dbt_target_path
-        self.roots = [p for p in (self.project_dir, self.target_path, settings.home) if p is not None]
+        extra_roots = list(settings.dbt.artifact_roots) if settings.dbt else []
+        self.roots = [
+            p for p in (self.project_dir, self.target_path, settings.home, *extra_roots) if p is not None
+        ]
+        # What a refused path is told: the settings that admit folders, and the folders they name.
+        self.allowed_roots = [
+            {"setting": key, "path": str(p)}
+            for key, p in (
+                ("dbt.project_dir", self.project_dir),
+                ("dbt.target_path", self.target_path),
+                ("home", settings.home),
+                *(("dbt.artifact_roots", r) for r in extra_roots),
+            )
+            if p is not None
+        ]
         self.last_build = settings.home / "dbt" / "last_build" / "manifest.json"
         self._files: OrderedDict[tuple[str, int, int], Snapshot] = OrderedDict()
         self._lock = threading.Lock()
@@ -115,6 +129,22 @@ class DbtInputs:
                 raise
         return self._file_snapshot(kind, path)
 
+    def _refused(self, kind: str, path: str, exc: ProjectFileError) -> ToolFailure:
+        """A confined path, refused helpfully: the allowed roots, and whether omitting the path would do."""
+        name = Path(path).name
+        hint = "Artifact paths must be inside dbt.project_dir, dbt.target_path or the ADE home; add a folder "
+        hint += "to dbt.artifact_roots in ade.yaml to admit it."
+        same = (
+            self.target_path is not None
+            and name == ARTIFACT_FILES[kind]
+            and (self.target_path / name).is_file()
+        )
+        if same:
+            hint = f"The configured target has a {name}: omit the path to use it. " + hint
+        return ToolFailure(
+            exc.code, exc.detail, hint, allowed_roots=self.allowed_roots, omit_path_to_use_target=same
+        )
+
     def optional(self, kind: str, path: str | None) -> Snapshot | None:
         """Like artifact(), but None when the store has none (a given path must still exist)."""
         try:
@@ -128,7 +158,7 @@ class DbtInputs:
         try:
             real = confine(path, self.roots, self.project_dir)
         except ProjectFileError as exc:
-            raise failure(exc) from None
+            raise self._refused(kind, path, exc) from None
         try:
             st = real.stat()
         except FileNotFoundError:

@@ -160,8 +160,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Models expected to run (by name, glob or unique_id) that are absent from run_results.json: a
         --select that was too narrow, a tag exclusion, a selector that silently dropped nodes.
 
-        Per pattern: expected_match_count (models in the manifest), actual_match_count (of those, in the
-        run results), missing_models, severity ok | warning | no_match (the pattern names no model).
+        Returns {"patterns": [...]}: the spec's list under the key `patterns`, one entry per pattern with
+        expected_match_count (models in the manifest), actual_match_count (of those, in the run results),
+        missing_models, severity ok | warning, and reason: not_in_run_results | no_match (the pattern or
+        name matches no model in the manifest: severity warning, missing_models names the pattern) | null.
         """
         for pattern in expected_patterns:
             try:
@@ -214,7 +216,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Columns whose names look personal (email, phone, ssn, date_of_birth, names, address, zip,
         ip_address, payment cards, passport, driver_license, plus configured patterns), from the manifest
         and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
-        medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data."""
+        medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data.
+        The spec's list is under `findings`."""
         patterns = pii_patterns
         if extra_patterns:
             try:
@@ -258,7 +261,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         outermost query), cte (an import CTE such as `select * from {{ source(...) }}`) or subquery.
         propagates_upstream_columns says whether the model's output columns are whatever an upstream
         relation has (the schema-drift risk); those come first. Uses compiled SQL when an artifact has it,
-        else the raw SQL with Jinja approximated (sql_source says which)."""
+        else the raw SQL with Jinja approximated (sql_source says which). The spec's list is under `models`."""
         manifest = inputs.artifact("manifest", manifest_path)
         stored = None if manifest_path else inputs.select_star_report(manifest)
         if stored is not None:  # scanned by the Dagster asset from these very inputs: no parse here

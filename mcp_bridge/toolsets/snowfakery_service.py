@@ -88,4 +88,18 @@ def failures(services: ServiceHolder) -> Iterator[None]:
     try:
         yield
     except SnowfakeryError as exc:
-        raise ToolFailure(exc.code, services.scrub(exc.detail), exc.hint, **exc.extra) from None
+        detail = services.scrub(exc.detail)
+        raise ToolFailure(exc.code, detail, exc.hint, **spec_error_fields(exc.extra, detail)) from None
+
+
+def spec_error_fields(extra: dict[str, Any], detail: str) -> dict[str, Any]:
+    """The spec's error object (section 11) flattened next to `error`/`detail`: `kind`, `message` and
+    `location` {filename, line} for every error about a recipe (one with an `errors` list), not only runs."""
+    out = dict(extra)
+    errors = [e for e in out.get("errors") or [] if isinstance(e, dict)]
+    out.setdefault("message", detail)
+    if errors:
+        first = errors[0]
+        out.setdefault("kind", first.get("kind"))
+        out.setdefault("location", {"filename": first.get("filename"), "line": first.get("line")})
+    return out

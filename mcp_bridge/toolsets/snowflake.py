@@ -12,11 +12,15 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastmcp import FastMCP
+from fastmcp.tools import ToolResult
+from mcp.types import TextContent
 from pydantic import Field
 
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
+from mcp_bridge.toolsets.schemas import schema_of
+from mcp_bridge.toolsets.schemas.snowflake import DdlAnswer
 from mcp_bridge.toolsets.snowflake_live import register_live_tools
 from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime, failures
 
@@ -78,8 +82,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         limit: Annotated[int, Field(ge=1, le=100_000, description="Max rows to return.")] = 100,
     ) -> dict[str, Any]:
         """Run a metadata or counting query and return its values (at most `limit` rows, capped by
-        guardrail.maxScalarRows). Anything that would return row values is refused with QUERY_CLASSIFIED
-        (use execute_sql for a redacted answer)."""
+        guardrail.maxScalarRows). A statement that would return row values is reclassified (the spec's
+        QUERY_CLASSIFIED): the answer is the redacted, schema-only response of execute_sql with
+        `reclassified: true`, `error: "QUERY_CLASSIFIED"` and `code: "E1002"`, never the values."""
         with failures():
             _, proxy = rt.services(connection)
             return rt.audited(
@@ -129,24 +134,27 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
                 lambda: service.describe_object(objectType, objectName, database, schema),
             )
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=schema_of(DdlAnswer))
     def get_ddl(
         objectType: Annotated[str, Field(max_length=40, description=f"One of: {', '.join(OBJECT_TYPES)}.")],
         objectName: ObjectName,
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
-        """The DDL that recreates an object (GET_DDL). Where GET_DDL is unavailable the DDL is rebuilt from
-        INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`) and `note` explains."""
+    ) -> ToolResult:
+        """The DDL that recreates an object (GET_DDL), as the text content of the answer (SQL, ready for a
+        .sql file); the structured content carries `ddl`, `source` and `note`. Where GET_DDL is unavailable
+        the DDL is rebuilt from INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`)
+        and `note` explains."""
         with failures():
             service, _ = rt.services(connection)
-            return rt.audited(
+            body = rt.audited(
                 "get_ddl",
                 {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
                 connection,
                 lambda: service.get_ddl(objectType, objectName, database, schema),
             )
+            return ToolResult(content=[TextContent(type="text", text=body["ddl"])], structured_content=body)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def get_lineage(
@@ -161,7 +169,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; null = all.")] = None,
     ) -> dict[str, Any]:
         """Upstream/downstream dependencies of a table or view (OBJECT_DEPENDENCIES; where unavailable,
-        sqlglot over view definitions - `source` and `note` say so). Nodes carry hop distance and side."""
+        sqlglot over view definitions - `source` and `note` say so). `lineage` lists the edges as
+        OBJECT_DEPENDENCIES rows (REFERENCED_* / REFERENCING_*, as the spec returns them); `nodes` carry hop
+        distance and side, `edges` the same edges as from/to names."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(
@@ -182,7 +192,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         schema: Schema = None,
         connection: Connection = None,
     ) -> dict[str, Any]:
-        """The objects a view, materialized view, function or procedure reads directly."""
+        """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
+        carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(

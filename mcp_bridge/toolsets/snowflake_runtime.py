@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ade_platform.clients.snow_cli import (
-    cli_from_settings,
     policy_from_settings,
     proxy_limits,
     repository_root,
+    runner_from_settings,
 )
 from ade_platform.config import SnowflakeSettings
 from ade_platform.lib.snowflake.discovery import SnowflakeService
@@ -40,7 +40,8 @@ def catalog_from_summary(data: dict[str, Any]) -> Catalog:
 
 
 class SnowflakeRuntime:
-    """``runner_factory`` (connection name -> SnowRunner) replaces the snow CLI client; tests use it."""
+    """Runners come from the configured transport (`snowflake.transport`: the snow CLI or the connector);
+    ``runner_factory`` (connection name -> SnowRunner) replaces both; tests use it."""
 
     def __init__(self, ctx: BridgeContext, runner_factory: Callable[[str | None], SnowRunner] | None = None):
         self.ctx = ctx
@@ -77,7 +78,7 @@ class SnowflakeRuntime:
             if section.defaults.database:
                 base = base.pinned(section.defaults.database, section.defaults.schema_name)
         else:
-            base = cli_from_settings(section, connection=name)
+            base = runner_from_settings(section, connection=name)
         runner = resolve_context(base)
         policy = policy_from_settings(section)
         limits = proxy_limits(section, self.ctx.settings.limits.max_rows)
@@ -125,11 +126,15 @@ class SnowflakeRuntime:
         follows in the background; refusals are recorded as failed runs). Literals are redacted in tags."""
         name = self.connection(connection)
         result = self.ctx.live().run(tool, fn, arguments={**arguments, "connection": name}, read_only=True)
-        return {**result.value, "provenance": {**result.stamp(), "connection": name}}
+        environment = self.settings().environment
+        return {
+            **result.value,
+            "provenance": {**result.stamp(), "connection": name, "environment": environment},
+        }
 
 
 class SnowflakeFailure(ToolFailure):
-    """A ToolFailure whose payload also carries the spec's error number: {"error", "detail", "hint", "code"}."""
+    """A ToolFailure shaped as the spec's error (6.2) too: {"error", "message", "code", "detail", "hint"}."""
 
     def __init__(self, error: str, detail: str, hint: str | None = None, **extra: Any):
         self.e_code = E_CODES.get(error)
@@ -137,6 +142,7 @@ class SnowflakeFailure(ToolFailure):
 
     def payload(self) -> dict[str, Any]:
         body = super().payload()
+        body["message"] = self.detail  # the spec's field name (section 6.2); `detail` stays for the design's
         if self.e_code:
             body["code"] = self.e_code
         return body

@@ -32,6 +32,11 @@ from mcp_bridge.toolsets._dbt_inputs import DbtInputs, derive
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
 
 HISTORY_ROWS = 100
+# Live-read failures that mean "cannot observe now" (fall back to the snapshot), not "bad question".
+UNREACHABLE = frozenset(
+    {"connection_failed", "query_timeout", "auth_failed", "permission_denied", "query_failed"}
+)
+LIVE_VERSION = "live"
 MAX_SCHEMA_COLUMNS = 5000
 Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
 WarehouseName = Annotated[
@@ -123,7 +128,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Run one read-only SQL query and return its rows (a live, audited Dagster run).
 
         A LIMIT is applied on the parsed query when it has none (or a larger one); `limit_applied` says
-        so and `truncated` says more rows existed. Writes, DDL and multi-statement batches are refused
+        so and `truncated` says more rows existed. `limit` is capped at limits.max_rows (default 1000):
+        `limit_requested` is what was asked, `limit` what was applied, `limit_capped` whether it was cut. Writes, DDL and multi-statement batches are refused
         with dml_not_permitted before anything runs. `bytes_processed` is set for BigQuery.
         """
         from ade_platform.lib.warehouse.sql import prepare_select
@@ -147,11 +153,69 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "warehouse": name,
                 "warehouse_type": wh.type,
                 "limit": bound,
+                "limit_requested": limit,
+                "limit_capped": limit > bound,
                 "limit_applied": prepared.limit_applied,
                 "truncated": len(result.rows) > bound,
             }
 
         return live("warehouse_execute", {"sql": sql, "warehouse": name, "limit": bound}, run)
+
+    def observe_table(
+        tool: str, name: str, parts: list[str], arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, Any, str | None]:
+        """One table read live (one catalog query, audited like every live read).
+
+        Returns (table or None when it does not exist, the LiveResult, None), or (None, None, error code)
+        when the warehouse cannot be read now: the caller then falls back to the snapshot and says so.
+        """
+        wc = client(name)
+
+        def run() -> dict[str, Any] | None:
+            try:
+                return wc.describe_table(parts)
+            except WarehouseError as exc:
+                if exc.code == "table_not_found":
+                    return None  # an observation: the table is not there now
+                raise
+
+        try:
+            result = ctx.live().run(tool, run, arguments=arguments, read_only=True)
+        except WarehouseError as exc:
+            if exc.code in UNREACHABLE:
+                return None, None, exc.code
+            raise ToolFailure(exc.code, exc.detail) from None
+        return result.value, result, None
+
+    def optional_snapshot(name: str) -> Snapshot | None:
+        try:
+            return schema_snapshot(name)
+        except SnapshotNotFound:
+            return None
+
+    def live_stamp(result: Any, snapshot: Snapshot | None) -> dict[str, Any]:
+        stamp = {**result.stamp(), "stale": False, "stale_reason": None}
+        if snapshot is not None:  # what `since` (history) was read from
+            stamp["history"] = {
+                "asset": snapshot.asset,
+                "version": snapshot.version,
+                "materialized_at": snapshot.provenance.materialized_at,
+            }
+        return stamp
+
+    def fallback(snapshot: Snapshot | None, code: str, body: dict[str, Any]) -> dict[str, Any]:
+        if snapshot is None:
+            raise ToolFailure(
+                code, f"the warehouse cannot be read now ({code}) and no schema snapshot exists"
+            )
+        answer = ctx.cached_answer(
+            snapshot,
+            body,
+            stale_reason=f"the warehouse could not be read live ({code}); answered from the "
+            "latest schema snapshot, which may miss changes made since",
+        )
+        answer["provenance"]["live_error"] = code
+        return answer
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def warehouse_get_schema(
@@ -163,11 +227,30 @@ def build(ctx: BridgeContext) -> FastMCP:
         ] = None,
         warehouse: WarehouseName = None,
     ) -> dict[str, Any]:
-        """Columns of a schema or one table as INFORMATION_SCHEMA.COLUMNS reports them, from the latest
-        schema snapshot (names, ordinal positions, types, nullability, defaults, lengths, precision)."""
+        """Columns of a schema or one table as INFORMATION_SCHEMA.COLUMNS reports them (names, ordinal
+        positions, types, nullability, defaults, lengths, precision). One table is read live (one catalog
+        query, provenance source "live"), falling back to the latest schema snapshot, flagged stale with the
+        error code, when the warehouse is unreachable; a whole schema comes from the snapshot."""
         name, _ = pick(warehouse)
-        snapshot = schema_snapshot(name)
         parts = split(schema_name)
+        if table_name is not None and len(parts) <= 2:
+            args = {"schema_name": schema_name, "table_name": table_name, "warehouse": name}
+            table, result, error = observe_table("warehouse_get_schema", name, [*parts, table_name], args)
+            if error is None:
+                if table is None:
+                    raise ToolFailure(
+                        "table_not_found", f"no table {table_name!r} in schema {schema_name!r} (checked live)"
+                    )
+                body = lookup(
+                    lambda: wschema.schema_view({"tables": [table]}, parts, table_name, MAX_SCHEMA_COLUMNS)
+                )
+                return {**body, "warehouse": name, "provenance": live_stamp(result, None)}
+            snapshot = optional_snapshot(name)
+            if snapshot is None:
+                raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
+            body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
+            return fallback(snapshot, error, {**body, "warehouse": name})
+        snapshot = schema_snapshot(name)
         body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
         return ctx.cached_answer(snapshot, {**body, "warehouse": name})
 
@@ -184,11 +267,13 @@ def build(ctx: BridgeContext) -> FastMCP:
         ] = None,
         warehouse: WarehouseName = None,
     ) -> dict[str, Any]:
-        """Columns the dbt manifest declares for a model vs the columns the warehouse has: added,
+        """Columns the dbt manifest declares for a model vs the columns the warehouse has now: added,
         removed, type changed (types normalized per warehouse: TEXT = VARCHAR, INT = NUMBER(38,0)),
-        likely renames, and for each change the schema snapshot version that first showed it."""
+        likely renames, and for each change `since`: the schema snapshot version that first showed it
+        ("live" when no snapshot has it yet). The table is read live (one catalog query); when the
+        warehouse is unreachable the answer comes from the latest snapshot, flagged stale with the code."""
         name, wh = pick(warehouse)
-        snapshot = schema_snapshot(name)
+        snapshot = optional_snapshot(name)
         manifest_snap = inputs.artifact("manifest", manifest_path)
         catalog_snap = inputs.optional("catalog", _sibling_catalog(manifest_path))
         key = f"warehouse_relations:{catalog_snap.version if catalog_snap else '-'}"
@@ -202,9 +287,21 @@ def build(ctx: BridgeContext) -> FastMCP:
         if relation is None:
             hint = f"Did you mean: {', '.join(suggestions)}?" if suggestions else None
             raise ToolFailure("model_not_found", f"no model {model_name!r} in the manifest", hint)
-        table = _relation_table(snapshot, relation)
+        # DuckDB's catalog is a file name that dbt and the platform may spell differently: schema.table.
+        parts = [relation.schema, relation.identifier]
+        if relation.database and wh.type != "duckdb":
+            parts.insert(0, relation.database)
+        args = {"model_name": model_name, "warehouse": name}
+        live_table, result, error = observe_table("warehouse_detect_schema_drift", name, parts, args)
+        checked_at = freshness.iso(datetime.now(UTC))
+        if error is not None:
+            if snapshot is None:
+                raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
+            table = _relation_table(snapshot, relation)
+        else:
+            table = live_table
         report = drift.compare(relation, table, wh.type)
-        if report["drift_detected"]:
+        if report["drift_detected"] and snapshot is not None:
             history = [
                 drift.SnapshotRef(p.version, p.materialized_at)
                 for p in reversed(ctx.reader.history(snapshot.asset))
@@ -212,17 +309,23 @@ def build(ctx: BridgeContext) -> FastMCP:
             history = [h for h in history if h.version <= snapshot.version] or [
                 drift.SnapshotRef(snapshot.version, snapshot.provenance.materialized_at)
             ]
+            if error is None:  # the live observation is the newest state; snapshots say since when
+                history.insert(0, drift.SnapshotRef(LIVE_VERSION, checked_at))
 
             def table_at(version: str) -> dict[str, Any] | None:
+                if version == LIVE_VERSION:
+                    return live_table
                 snap = snapshot if version == snapshot.version else ctx.reader.get(snapshot.asset, version)
                 return _relation_table(snap, relation)
 
             drift.since_when(report, history, table_at, wh.type)
-        report["checked_at"] = freshness.iso(datetime.now(UTC))
-        report["observed_at"] = snapshot.provenance.materialized_at
+        report["checked_at"] = checked_at
+        report["observed_at"] = checked_at if error is None else snapshot.provenance.materialized_at
         report["declared_in"] = {"asset": manifest_snap.asset, "version": manifest_snap.version}
         report["warehouse"] = name
-        return ctx.cached_answer(snapshot, report)
+        if error is not None:
+            return fallback(snapshot, error, report)
+        return {**report, "provenance": live_stamp(result, snapshot)}
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def warehouse_check_freshness(

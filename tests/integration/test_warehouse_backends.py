@@ -108,7 +108,7 @@ def check_common(results: list[tuple[bool, Any]], type_of: dict[str, str]) -> li
     assert [{k: v.lower() for k, v in r.items()} for r in drift["likely_renames"]] == [
         {"from": "status", "to": "order_status"}
     ]
-    assert drift["unchanged_count"] == 3 and drift["provenance"]["source"] == "cache"
+    assert drift["unchanged_count"] == 3 and drift["provenance"]["source"] == "live"  # one table: read live
     assert ok3 and fresh["is_fresh"] is True and 1.9 < fresh["staleness_hours"] < 2.1
     assert ok4 and rows["row_count"] == 2 and rows["limit_applied"] and rows["truncated"]
     assert not ok5 and refused["error"] == "dml_not_permitted"

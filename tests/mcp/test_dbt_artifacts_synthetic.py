@@ -141,6 +141,27 @@ def test_failed_and_skipped(project: Settings) -> None:
     assert result["run_id"] == "inv-1" and result["provenance"]["asset"] == "dbt_run_results"
 
 
+def test_silent_skip_names_a_pattern_that_matches_nothing(project: Settings) -> None:
+    ok, result = call_tool(
+        build_server(project, only="dbt-artifacts"),
+        "dbt_detect_silent_skip",
+        {"expected_patterns": ["stg_*", "dim_customers"]},
+    )
+    assert ok, result
+    by = {p["pattern"]: p for p in result["patterns"]}
+    assert by["dim_customers"] == {
+        "pattern": "dim_customers",
+        "expected_match_count": 0,
+        "actual_match_count": 0,
+        "missing_models": ["dim_customers"],
+        "missing_node_ids": [],
+        "severity": "warning",
+        "reason": "no_match",
+    }
+    assert by["stg_*"]["severity"] == "ok" and by["stg_*"]["reason"] is None
+    assert result["all_satisfied"] is False
+
+
 def test_select_star_and_column_lineage(project: Settings) -> None:
     calls = [
         ("dbt_find_select_star", {}),
@@ -207,6 +228,20 @@ def test_artifact_paths_are_accepted_and_confined(project: Settings, tmp_path: P
         None,
     ]
     assert answers[-1][1]["provenance"]["source"] == "file" and answers[-1][1]["total"] >= 4
+    # A refusal that helps: the settings that admit folders, and "omit the path" when the target has one.
+    refused = answers[2][1]
+    assert {r["setting"] for r in refused["allowed_roots"]} == {"dbt.project_dir", "dbt.target_path", "home"}
+    assert refused["omit_path_to_use_target"] is True and "omit the path" in refused["hint"]
+    assert "dbt.artifact_roots" in refused["hint"]
+    # dbt.artifact_roots admits another folder (e.g. a second target).
+    admitted = project.model_copy(
+        update={"dbt": project.dbt.model_copy(update={"artifact_roots": [outside]})}
+    )
+    ok, body = call_tools(
+        build_server(admitted, only="dbt-artifacts"),
+        [("dbt_get_failed_models", {"run_results_path": str(outside / "run_results.json")})],
+    )[0]
+    assert ok and body["provenance"]["source"] == "file" and body["total_failed"] == 0
 
 
 @pytest.mark.parametrize(

@@ -163,3 +163,32 @@ def test_files_only_without_a_manifest(tmp_settings: Settings, tmp_path: Path) -
     assert not ok_tag and tag["error"] == "asset_not_materialized"
     assert ok_sql and sql["sql"] == "select 1\n" and sql["node_id"] is None
     assert not ok_comp and comp["error"] == "compiled_not_found"
+
+
+def test_compiled_sql_from_the_manifest_names_its_compiled_path(
+    tmp_settings: Settings, tmp_path: Path
+) -> None:
+    root = tmp_path / "proj2"
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(f"name: {PROJECT}\nmodel-paths: [models]\n")
+    (root / "models" / "orders.sql").write_text("select * from {{ source('raw', 'orders') }}\n")
+    graph = manifest(
+        source("orders"), model("orders", [f"source.{PROJECT}.raw.orders"], compiled="select 42")
+    )
+    graph["nodes"][f"model.{PROJECT}.orders"]["compiled_path"] = (
+        f"target/compiled/{PROJECT}/models/orders.sql"
+    )
+    target = write(
+        root / "target", manifest=graph
+    )  # no compiled file on disk: the SQL comes from the manifest
+    settings = serve_target(tmp_settings, target, project=root)
+    ok, body = call_tool(
+        build_server(settings, only="dbt-project"),
+        "fs_read_model_sql",
+        {"model_name": "orders", "compiled": True},
+    )
+    assert ok, body
+    assert (body["sql"], body["compiled_source"]) == ("select 42", "manifest")
+    assert (
+        body["file_path"] == f"target/compiled/{PROJECT}/models/orders.sql" and body["last_modified"] is None
+    )

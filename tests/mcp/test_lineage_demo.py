@@ -31,3 +31,36 @@ def test_demo_lineage_trace_and_incident(demo_settings: Settings) -> None:
     assert by_id[body["start"]]["health"]["run_status"] == "success"
     ok, body = call_tool(server, "lineage_explain_incident", {"start_kind": "dbt_node", "start": "customers"})
     assert ok and body["provenance"]["asset"] == LINEAGE_ASSET
+
+
+def test_demo_dashboard_chain_and_the_planted_broken_tile(demo_settings: Settings) -> None:
+    """From a Metabase dashboard id alone: the chain to the sources in one call; the planted broken tile (a
+    column its table does not have) traced to the model and the column."""
+    server = build_server(demo_settings)
+    ok, chain = call_tool(
+        server,
+        "lineage_trace",
+        {"start_kind": "dashboard", "start": "1", "system": "metabase", "direction": "upstream"},
+    )
+    assert ok, chain
+    kinds = {(n["system"], n["kind"]) for n in chain["nodes"]}
+    assert {
+        ("metabase", "dashboard"),
+        ("metabase", "tile"),
+        ("warehouse", "table"),
+        ("dbt", "model"),
+    } <= kinds
+    assert ("dbt", "source") in kinds
+    tiles = {n["name"]: n for n in chain["nodes"] if n["kind"] == "tile"}
+    assert tiles["Orders by Discount Code"]["status"] == "failed"
+    assert {e["how"] for e in chain["edges"]} >= {"sql_parse", "relation_match", "manifest", "inventory"}
+    broken_id = tiles["Orders by Discount Code"]["id"].rsplit(":", 1)[-1]
+    ok, incident = call_tool(
+        server, "lineage_explain_incident", {"start_kind": "tile", "start": broken_id, "system": "metabase"}
+    )
+    assert ok, incident
+    top = incident["causes"][0]
+    assert top["cause"] == "tile_references_missing_column"
+    assert top["evidence"]["missing_columns"] == ["discount_code"]
+    assert "dbt:model.dbt_demo.orders" in top["evidence"]["models"]
+    assert incident["symptom"]["tiles"][0]["status"] == "error"

@@ -338,6 +338,7 @@ def test_examples_run_from_their_uri(server: FastMCP) -> None:
             {"recipe_text": "- plugin: evil.Plugin\n- object: A\n"},
             "plugin_not_allowed",
         ),
+        ("snowfakery.format_recipe", {"recipe_text": "- object: A\n  fields: [\n"}, "recipe_invalid"),
         (
             "snowfakery.run_recipe",
             {"recipe_text": RECIPE, "output_file_path": "/etc/out.txt"},
@@ -355,11 +356,15 @@ def test_errors_are_structured(server: FastMCP, tool: str, args: dict[str, Any],
     assert not ok
     assert error["error"] == code and code in ERROR_CODES
     assert error["hint"] and "Traceback" not in error["detail"] and "/tmp/" not in error["detail"]
-    if code == "recipe_invalid":
+    if code == "recipe_invalid" and tool == "snowfakery.run_recipe":
         assert error["errors"][0]["line"] == 3 and error["location"] == {
             "filename": "<recipe_text>",
             "line": 3,
         }
+    if "errors" in error:  # every error about a recipe carries kind and location, not only run failures
+        assert (
+            error["kind"] == error["errors"][0]["kind"] and error["location"]["filename"] == "<recipe_text>"
+        )
 
 
 def test_runaway_run_through_mcp_times_out(server: FastMCP, env: tuple[FastMCP, Settings]) -> None:

@@ -4,10 +4,13 @@ The fakesnow server holds canary strings and numbers (plain columns, VARIANT val
 like data, an excluded schema, an excluded table). Every statement of snowflake_adversarial.jsonl goes
 through both tools; every answer - result or error - is searched for every canary.
 
-- In full against the same server through an in-process runner that prints rows as the CLI does
-  (tests/fakes/snowflake_runner.py): seconds for the whole corpus.
-- The entries marked `cli` through the real `snow` CLI (one process per executed statement, ~1-10 s
+Both transports (`snowflake.transport`) are tested:
+- connector (one snowflake-connector session per connection name, clients/snow_connector.py): the whole
+  corpus, seconds;
+- cli: the entries marked `cli` through the real `snow` CLI (one process per executed statement, ~1-10 s
   each); ADE_SNOWFLAKE_FULL_CORPUS=1 sends the whole corpus through the CLI instead.
+The checks of specific answers (templating off, client commands refused, errors withheld or scrubbed) run
+on the `cli` subset through both.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fastmcp import Client
 
 from ade_platform.config import load_settings
@@ -26,7 +30,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.snowflake import build_with
 from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
 from tests.fakes.snowflake_runner import ConnectorRunner, NullLiveRunner
-from tests.fakes.snowflake_stack import CANARIES
+from tests.fakes.snowflake_stack import CANARIES, DATABASE, run_sql
 
 pytestmark = pytest.mark.integration
 
@@ -38,13 +42,12 @@ SECRET = "ade-env-secret-5f1c2a9e"  # an environment variable the snow CLI's tem
 NEEDLES = [c.lower() for c in [*CANARIES, SECRET]]
 
 
-def _server(stack: Any, tmp_path: Path, *, cli: bool) -> tuple[Any, BridgeContext]:
-    settings = load_settings(stack.ade_yaml(tmp_path / "ade"), env={})
+def _server(stack: Any, tmp_path: Path, *, transport: str, audited: bool = True) -> tuple[Any, BridgeContext]:
+    settings = load_settings(stack.ade_yaml(tmp_path / "ade", transport=transport), env={})
     ctx = BridgeContext.from_settings(settings)
-    if cli:
-        return build_with(SnowflakeRuntime(ctx)), ctx
-    ctx._live = NullLiveRunner()  # hundreds of calls: the audit trail is tested with the real CLI
-    return build_with(SnowflakeRuntime(ctx, runner_factory=lambda name: ConnectorRunner(stack.port))), ctx
+    if not audited:
+        ctx._live = NullLiveRunner()  # hundreds of calls: the audit trail is tested on the `cli` subset
+    return build_with(SnowflakeRuntime(ctx)), ctx
 
 
 async def _answers(
@@ -82,7 +85,7 @@ def test_corpus_is_broad() -> None:
 
 
 def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path: Path) -> None:
-    server, _ = _server(snowflake_stack, tmp_path, cli=False)
+    server, _ = _server(snowflake_stack, tmp_path, transport="connector", audited=False)
     answers = asyncio.run(_answers(server, CORPUS, concurrency=4))
     assert len(answers) == 2 * len(CORPUS)
     assert not _leaks(answers), "\n".join(_leaks(answers))
@@ -92,7 +95,6 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
         "EXCLUDED_OBJECT",
         "WRITE_REFUSED",
         "MULTI_STATEMENT",
-        "QUERY_CLASSIFIED",
         "QUERY_FAILED",
     } <= errors
     kinds = {json.loads(text).get("classification") for _, _, is_error, text in answers if not is_error}
@@ -103,18 +105,31 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
         if sql in allowed and tool == "execute_scalar":
             body = json.loads(text)
             assert not is_error and body["classification"] == "SCALAR" and not body["redacted"], (sql, text)
+    # execute_scalar on DATA statements answers with the spec's reclassified (QUERY_CLASSIFIED) response.
+    reclassified = [
+        json.loads(text) for _, tool, is_error, text in answers if tool == "execute_scalar" and not is_error
+    ]
+    assert [b for b in reclassified if b.get("reclassified") and b["error"] == "QUERY_CLASSIFIED"]
 
 
-@pytest.mark.slow  # ~70 s: each of the corpus statements is a real `snow` process; `make test-slow` and CI run it
-def test_no_canary_leaks_through_the_snow_cli(
-    snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "transport",
+    [
+        # ~70 s: each statement is a real `snow` process; `make test-slow` and CI run it
+        pytest.param("cli", marks=pytest.mark.slow),
+        "connector",
+    ],
+)
+def test_no_canary_leaks_through_each_transport(
+    snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
-    snowflake_stack.require_cli()
+    if transport == "cli":
+        snowflake_stack.require_cli()
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     monkeypatch.setenv("ADE_CANARY_SECRET", SECRET)
     full = os.environ.get("ADE_SNOWFLAKE_FULL_CORPUS") == "1"
     cases = CORPUS if full else [c for c in CORPUS if c.get("cli")]
-    server, ctx = _server(snowflake_stack, tmp_path, cli=True)
+    server, ctx = _server(snowflake_stack, tmp_path, transport=transport)
     answers = asyncio.run(_answers(server, cases, concurrency=3))
     ctx.live().flush()  # the audit runs of these calls (fast path) are recorded now
     assert not _leaks(answers), "\n".join(_leaks(answers))
@@ -134,3 +149,62 @@ def test_no_canary_leaks_through_the_snow_cli(
     # The data-keyed VARIANT object is a Record, not an interface listing its keys.
     is_error, body = by_sql[("SELECT payload FROM events", "execute_sql")]
     assert not is_error and "Record<string" in body["variant_interfaces"]["PAYLOAD"]
+
+
+ARCHIVE_CANARY = "cnry-archive-7305"
+SPEC_DEFAULT_OBJECTS = [
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.LEDGER_ARCHIVE (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.LEDGER_ARCHIVE VALUES (1, '{ARCHIVE_CANARY}')",
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.SYSTEM_AUDIT (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.SYSTEM_AUDIT VALUES (1, '{ARCHIVE_CANARY}')",
+    f"CREATE OR REPLACE TABLE {DATABASE}.APP.LEDGER_PROD (ID NUMBER, NOTE VARCHAR)",
+    f"INSERT INTO {DATABASE}.APP.LEDGER_PROD VALUES (1, '{ARCHIVE_CANARY}')",
+]
+
+
+def test_spec_default_exclusions_hold_with_no_configuration(snowflake_stack: Any, tmp_path: Path) -> None:
+    """No `exclusions` key at all: the spec's ^PROD_, _PROD$, _BACKUP$, _ARCHIVE$, ^SYSTEM_ still refuse."""
+    run_sql(snowflake_stack.port, SPEC_DEFAULT_OBJECTS)
+    try:
+        path = snowflake_stack.ade_yaml(tmp_path / "ade")
+        doc = yaml.safe_load(path.read_text())
+        del doc["snowflake"]["exclusions"]
+        path.write_text(yaml.safe_dump(doc))
+        settings = load_settings(path, env={})
+        assert settings.snowflake.exclusions.patterns == []
+        ctx = BridgeContext.from_settings(settings)
+        ctx._live = NullLiveRunner()
+        runtime = SnowflakeRuntime(ctx, runner_factory=lambda name: ConnectorRunner(snowflake_stack.port))
+        probes = [
+            {"sql": "SELECT note FROM ledger_archive", "why": "_ARCHIVE$"},
+            {"sql": "SELECT COUNT(*) FROM system_audit", "why": "^SYSTEM_"},
+            {"sql": "SELECT MAX(note) FROM ledger_prod", "why": "_PROD$"},
+            {"sql": "SELECT * FROM prod_hr.salaries", "why": "^PROD_ (schema)"},
+            {"sql": "SELECT email FROM customers_backup", "why": "_BACKUP$"},
+        ]
+        answers = asyncio.run(_answers(build_with(runtime), probes, concurrency=2))
+        texts = [text for *_, text in answers]
+        assert not [t for t in texts if ARCHIVE_CANARY in t], texts
+        assert not _leaks(answers), "\n".join(_leaks(answers))
+        assert all(
+            is_error and json.loads(text)["error"] == "EXCLUDED_OBJECT" for _, _, is_error, text in answers
+        )
+
+        # Listings leave them out too.
+        async def listing() -> set[str]:
+            async with Client(build_with(runtime)) as client:
+                result = await client.call_tool(
+                    "list_objects", {"objectType": "table", "database": DATABASE, "schema": "APP"}
+                )
+            return {o["name"] for o in result.structured_content["objects"]}
+
+        names = asyncio.run(listing())
+        assert "CUSTOMERS" in names and not names & {"LEDGER_ARCHIVE", "SYSTEM_AUDIT", "LEDGER_PROD"}
+    finally:
+        run_sql(
+            snowflake_stack.port,
+            [
+                f"DROP TABLE IF EXISTS {DATABASE}.APP.{t}"
+                for t in ("LEDGER_ARCHIVE", "SYSTEM_AUDIT", "LEDGER_PROD")
+            ],
+        )

@@ -130,7 +130,35 @@ def test_discovery_and_lineage(env: tuple[Settings, Any, BridgeContext]) -> None
         f"{DATABASE}.APP.ORDERS",
         f"{DATABASE}.APP.V_CUSTOMER_CONTACT",
     }
-    assert ok_up and salary["nodes"] == []  # its only upstream is excluded
+    assert ok_up and salary["nodes"] == [] and salary["lineage"] == []  # its only upstream is excluded
+    # The spec's shapes: OBJECT_DEPENDENCIES rows under `lineage`, REFERENCE_OBJECT_* on dependencies.
+    assert {
+        "REFERENCED_DATABASE": DATABASE,
+        "REFERENCED_SCHEMA": "APP",
+        "REFERENCED_OBJECT_NAME": "ORDERS",
+        "REFERENCED_OBJECT_DOMAIN": "TABLE",
+        "REFERENCING_DATABASE": DATABASE,
+        "REFERENCING_SCHEMA": "APP",
+        "REFERENCING_OBJECT_NAME": "V_ORDER_TOTALS",
+        "REFERENCING_OBJECT_DOMAIN": "VIEW",
+        "DEPENDENCY_TYPE": "BY_NAME",
+    } in lineage["lineage"]
+    assert len(lineage["lineage"]) == len(lineage["edges"])
+    assert {(d["REFERENCE_OBJECT_NAME"], d["REFERENCE_OBJECT_TYPE"]) for d in deps["dependencies"]} == {
+        (f"{DATABASE}.APP.ORDERS", "TABLE"),
+        (f"{DATABASE}.APP.V_CUSTOMER_CONTACT", "VIEW"),
+    }
+
+    # get_ddl's text content is the DDL itself (an agent writing it to a .sql file writes SQL).
+    async def raw_ddl() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool(
+                "get_ddl", {"objectType": "view", "objectName": "V_CUSTOMER_CONTACT"}
+            )
+
+    answer = asyncio.run(raw_ddl())
+    assert answer.content[0].text == answer.structured_content["ddl"] == view_ddl["ddl"]
+    assert answer.structured_content["source"] and "provenance" in answer.structured_content
     # fakesnow has no SHOW MATERIALIZED VIEWS: a scrubbed compilation error, with the spec's code.
     assert ok_m or (mviews["error"] == "QUERY_FAILED" and mviews["code"] == "E1010")
 
@@ -154,6 +182,9 @@ def test_query_tools(env: tuple[Settings, Any, BridgeContext]) -> None:
     assert "CUSTOMERS" in names and not names & {"SALARIES", "CUSTOMERS_BACKUP"}
     assert ok_count and count["classification"] == "SCALAR" and count["rows"] == [{"N": 3}]
     assert ok_scalar and scalar["rows"] == [{"N": 2}]
+    assert (scalar["_queryType"], scalar["_rowCount"]) == ("scalar", 1) and scalar["row_count"] == 1
+    assert (count["_queryType"], show["_queryType"], data["_queryType"]) == ("scalar", "metadata", "data")
+    assert data["_rowCount"] == 3
     assert ok_data and data["classification"] == "DATA" and data["redacted"] and data["row_count"] == 3
     columns = {c["name"]: c for c in data["columns"]}
     assert columns["EMAIL"]["null_percentage"] == pytest.approx(33.33) and "rows" not in data
@@ -161,7 +192,6 @@ def test_query_tools(env: tuple[Settings, Any, BridgeContext]) -> None:
     refused = calls(
         server,
         [
-            ("execute_scalar", {"query": "SELECT email FROM customers"}),
             ("execute_sql", {"query": "DROP TABLE customers"}),
             ("execute_sql", {"query": "SELECT 1; SELECT 2"}),
             ("execute_sql", {"query": "SELECT * FROM customers_backup"}),
@@ -179,11 +209,22 @@ def test_query_tools(env: tuple[Settings, Any, BridgeContext]) -> None:
     assert len(runs) >= 4 and all(r.tags[TAG_PATH] == "fast" for r in runs)
     assert any("DROP TABLE" in r.tags[TAG_ARGUMENTS] for r in runs)
     assert [(ok, body["error"], body["code"]) for ok, body in refused] == [
-        (False, "QUERY_CLASSIFIED", "E1002"),
         (False, "WRITE_REFUSED", "E1007"),
         (False, "MULTI_STATEMENT", "E1008"),
         (False, "EXCLUDED_OBJECT", "E1001"),
     ]
+    # The spec's error format (6.2): `message` next to the design's `detail`.
+    assert all(body["message"] == body["detail"] and body["message"] for _, body in refused)
+    # execute_scalar on a statement that reads values: the spec's QUERY_CLASSIFIED redacted response.
+    [(ok_re, reclassified)] = calls(server, [("execute_scalar", {"query": "SELECT email FROM customers"})])
+    assert ok_re and reclassified["reclassified"] is True and reclassified["redacted"] is True
+    assert (reclassified["error"], reclassified["code"], reclassified["_queryType"]) == (
+        "QUERY_CLASSIFIED",
+        "E1002",
+        "data",
+    )
+    assert [c["name"] for c in reclassified["columns"]] == ["EMAIL"] and "rows" not in reclassified
+    assert "qz7k1" not in json.dumps(reclassified)
 
 
 def test_sync_staleness_and_ddl(env: tuple[Settings, Any, BridgeContext]) -> None:

@@ -87,6 +87,10 @@ def test_execute_bounds_rows_and_is_an_audited_run(wh: tuple[Settings, Any, Brid
         and small["limit_applied"] is False
         and not small["truncated"]
     )
+    # No silent cap: a limit above limits.max_rows says what was asked and what was applied.
+    ok, capped = call_tool(server, "warehouse_execute", {"sql": "select 1 as one", "limit": 50_000})
+    assert ok and (capped["limit_requested"], capped["limit"], capped["limit_capped"]) == (50_000, 1000, True)
+    assert (small["limit_requested"], small["limit_capped"]) == (1000, False)
 
 
 def _state(path: Path) -> tuple:
@@ -164,12 +168,14 @@ def test_schema_drift_freshness_from_snapshots(wh: tuple[Settings, Any, BridgeCo
         "YES",
         "NO",
     )
-    assert table["provenance"] == {**table["provenance"], "asset": "warehouse_schema_demo", "source": "cache"}
+    assert table["provenance"]["source"] == "live"  # one table: read live
+    assert raw["provenance"] == {**raw["provenance"], "asset": "warehouse_schema_demo", "source": "cache"}
     assert {t["table_name"] for t in raw["tables"]} == {"customers", "orders", "payments"}
     assert (
         drift["drift_detected"] is False
         and drift["unchanged_count"] == 6
-        and drift["provenance"]["source"] == "cache"
+        and drift["provenance"]["source"] == "live"
+        and drift["provenance"]["history"]["asset"] == "warehouse_schema_demo"
     )
     # no freshness snapshot is configured in the demo: these are live checks
     assert orders_fresh["is_fresh"] is False and 47 < orders_fresh["staleness_hours"] < 60

@@ -93,7 +93,13 @@ def test_silent_skip(index: dict) -> None:
     assert by["stg_*"]["expected_match_count"] == 2 and by["stg_*"]["missing_models"] == ["stg_payments"]
     assert by["stg_*"]["severity"] == "warning"
     assert by["orders"]["severity"] == "ok" and by["orders"]["actual_match_count"] == 1
-    assert by["nope"]["severity"] == "no_match"
+    # A name that matches nothing reads as the spec's example: a warning naming it, with the reason kept.
+    assert (by["nope"]["severity"], by["nope"]["missing_models"], by["nope"]["reason"]) == (
+        "warning",
+        ["nope"],
+        "no_match",
+    )
+    assert by["stg_*"]["reason"] == "not_in_run_results" and by["orders"]["reason"] is None
     assert by[f"model.{PROJECT}.int_*"]["missing_models"] == [MID]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ade_platform.lib.guard import GuardPolicy, classify_sql, matches_exclusion
+from ade_platform.lib.guard.policy import DEFAULT_EXCLUSION_REGEXES
 
 PROD = GuardPolicy(exclusion_patterns=("PROD.*.SALARIES", "*PII*"))
 
@@ -161,3 +162,51 @@ def test_dependencies_extend_the_check_through_views() -> None:
     assert result.excluded == ["V_PAY"]
     assert any(r.startswith("excluded_dependency:V_PAY->PROD.HR.SALARIES") for r in result.reasons)
     assert classify_sql("SELECT COUNT(*) FROM v_other", policy, dependencies=deps).excluded == []
+
+
+SPEC_DEFAULTS = GuardPolicy(
+    exclusion_regexes=DEFAULT_EXCLUSION_REGEXES, default_database="DEV", default_schema="PUBLIC"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "expected"),
+    [
+        ("PROD_SALES.PUBLIC.ORDERS", None, "^PROD_"),  # the database
+        ("DEV.prod_hr.SALARIES", None, "^PROD_"),  # a schema, case-insensitive
+        ("ORDERS_PROD", None, "_PROD$"),  # unqualified: pinned to DEV.PUBLIC
+        ("DEV.PUBLIC.CUSTOMERS_BACKUP", None, "_BACKUP$"),
+        ("DEV.PUBLIC.EVENTS_ARCHIVE", None, "_ARCHIVE$"),
+        ("SYSTEM_AUDIT", "ROLE", "^SYSTEM_"),  # account-level objects are names too
+        ("PROD_ANALYTICS", "DATABASE", "^PROD_"),
+        ("DEV.PUBLIC.PRODUCTS", None, None),  # PROD without the underscore
+        ("DEV.PUBLIC.BACKUP_JOBS", None, None),  # not a suffix
+        ("DEV.PUBLIC.ORDERS_PROD_V2", None, None),  # anchored: not at the end
+        ("SYSTEM$WHITELIST", "FUNCTION", None),
+    ],
+)
+def test_spec_default_regexes(name: str, kind: str | None, expected: str | None) -> None:
+    assert matches_exclusion(name, SPEC_DEFAULTS, kind=kind) == expected
+
+
+def test_any_python_regex_and_its_errors() -> None:
+    policy = GuardPolicy(exclusion_regexes=(r"^(HR|FIN)_\d{2}$", r"\.SECRETS\.", "(?-i:^lower$)"))
+    assert matches_exclusion("DB.S.hr_12", policy) == r"^(HR|FIN)_\d{2}$"
+    assert matches_exclusion("DB.S.HR_123", policy) is None
+    # The dotted name is searched too when every part is known.
+    assert matches_exclusion("DB.SECRETS.T", policy) == r"\.SECRETS\."
+    assert matches_exclusion("T", policy) is None  # parts unknown: a regex is not assumed to match
+    # Parts are compared upper-cased, as Snowflake folds unquoted names.
+    assert matches_exclusion("DB.S.lower", policy) is None
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        GuardPolicy(exclusion_regexes=("^(PROD",))
+    with pytest.raises(ValueError, match="matches every name"):
+        GuardPolicy(exclusion_regexes=("PROD|",))
+
+
+def test_default_regexes_fail_closed_on_statements() -> None:
+    assert classify_sql("SELECT COUNT(*) FROM prod_sales.public.orders", SPEC_DEFAULTS).excluded
+    assert classify_sql("SELECT * FROM t JOIN x.y.t_archive USING (id)", SPEC_DEFAULTS).excluded == [
+        "X.Y.T_ARCHIVE"
+    ]
+    assert classify_sql("SELECT COUNT(*) FROM orders", SPEC_DEFAULTS).excluded == []

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ade_platform.clients.snow_cli import policy_from_settings
 from ade_platform.config import ConfigError, load_settings
-from ade_platform.lib.guard import GuardPolicy
+from ade_platform.lib.guard import GuardPolicy, matches_exclusion
 from ade_platform.lib.snowflake import ddl
 from ade_platform.lib.snowflake.errors import SnowflakeError
 from ade_platform.lib.snowflake.lineage import Graph, dependency_map, edges_from_views, view_references
@@ -20,7 +21,6 @@ from ade_platform.lib.snowflake.metadata import (
     value_type,
 )
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES, parse_name, quote_ident
-from ade_platform.lib.snowflake.project import regex_to_glob
 from ade_platform.lib.snowflake.sync import Inventory, RepoObject, read_index, staleness, write_repository
 
 POLICY = GuardPolicy(
@@ -237,18 +237,19 @@ def test_repository_layout_index_and_staleness(tmp_path: Path) -> None:
     assert json.loads((tmp_path / ".object-repository.json").read_text())["version"] == 1
 
 
-def test_project_yaml_regexes_become_globs() -> None:
-    assert [regex_to_glob(p) for p in ["^PROD_", "_PROD$", "_BACKUP$", "^SYSTEM_", "PII", "^A.*B$"]] == [
-        "PROD_*",
-        "*_PROD",
-        "*_BACKUP",
-        "SYSTEM_*",
-        "*PII*",
-        "A*B",
-    ]
-    for bad in ["^(A|B)", "[0-9]+", ".*"]:
-        with pytest.raises(ValueError):
-            regex_to_glob(bad)
+def test_project_yaml_regexes_are_kept_as_regexes_and_replace_the_defaults(tmp_path: Path) -> None:
+    # Classes, groups and alternation are fine: the spec's patterns are regular expressions.
+    (tmp_path / "project.yaml").write_text("exclusions: {patterns: ['^(HR|FIN)_[0-9]+$', '_BACKUP$']}\n")
+    (tmp_path / "ade.yaml").write_text("home: .ade\nsnowflake: {project_file: project.yaml}\n")
+    section = load_settings(tmp_path / "ade.yaml", env={}).snowflake
+    assert section.exclusions.regexes == ["^(HR|FIN)_[0-9]+$", "_BACKUP$"]
+    policy = policy_from_settings(section)
+    assert matches_exclusion("DB.HR_2024X.T", policy, kind="TABLE") is None  # not all digits
+    assert matches_exclusion("DB.S.fin_42", policy) == "^(HR|FIN)_[0-9]+$"
+    assert matches_exclusion("PROD_SALES.S.T", policy) is None  # the project file replaced the defaults
+    (tmp_path / "project.yaml").write_text("exclusions: {patterns: ['^(unclosed']}\n")
+    with pytest.raises(ConfigError, match="unclosed"):
+        load_settings(tmp_path / "ade.yaml", env={})
 
 
 def test_snowflake_settings_from_ade_yaml_and_project_file(tmp_path: Path) -> None:
@@ -263,7 +264,7 @@ def test_snowflake_settings_from_ade_yaml_and_project_file(tmp_path: Path) -> No
     )
     section = load_settings(tmp_path / "ade.yaml", env={}).snowflake
     assert section is not None and section.connection == "dev" and section.timeout_seconds == 30
-    assert section.exclusions.patterns == ["PROD_*", "*_BACKUP"] and section.exclusions.object_types == [
+    assert section.exclusions.regexes == ["^PROD_", "_BACKUP$"] and section.exclusions.object_types == [
         "SNAPSHOT"
     ]
     assert section.guardrail.max_scalar_rows == 500 and section.guardrail.variant_sample_size == 50
@@ -279,8 +280,8 @@ def test_snowflake_settings_from_ade_yaml_and_project_file(tmp_path: Path) -> No
     (tmp_path / "bad.yaml").write_text("home: .ade\nsnowflake: {exclusions: {patterns: ['a.b.c.d']}}\n")
     with pytest.raises(ConfigError, match="exclusion"):
         load_settings(tmp_path / "bad.yaml", env={})
-    (tmp_path / "badregex.yaml").write_text("exclusions: {patterns: ['^(A|B)']}\n")
-    with pytest.raises(ConfigError, match="glob"):
+    (tmp_path / "badregex.yaml").write_text("exclusions: {patterns: ['^(A|B']}\n")
+    with pytest.raises(ConfigError, match="regular expression"):
         load_settings(tmp_path / "only.yaml", env={"SDAIDF_CONFIG_PATH": str(tmp_path / "badregex.yaml")})
 
 

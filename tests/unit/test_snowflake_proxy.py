@@ -81,6 +81,14 @@ def test_dynamic_pivot_names_are_withheld() -> None:
     assert answer["columns"][0]["name"] == "column_1" and answer["names_withheld"]
 
 
+def test_execute_scalar_on_data_is_the_reclassified_redacted_answer() -> None:
+    p, _runner = proxy(lambda q: [{"_ADE_PRESENT": True, "EMAIL": "x-secret@example.com"}])
+    answer = p.execute_scalar("SELECT email FROM t", 5)
+    assert answer["reclassified"] and (answer["error"], answer["code"]) == ("QUERY_CLASSIFIED", "E1002")
+    assert answer["classification"] == "DATA" and answer["_queryType"] == "data" and answer["redacted"]
+    assert "x-secret" not in str(answer) and answer["_rowCount"] == answer["row_count"] == 1
+
+
 def test_unwrappable_data_is_not_executed() -> None:
     p, runner = proxy(lambda q: pytest.fail("must not run"))
     for sql in ["LIST @~", "EXPLAIN SELECT * FROM t", "SELECT COUNT(*) FROM t -- ; x", "SELECT FROM WHERE"]:
@@ -140,9 +148,9 @@ def test_refusals_map_to_spec_codes() -> None:
         with pytest.raises(SnowflakeError) as err:
             p.execute_sql(sql)
         assert err.value.code == code
-    with pytest.raises(SnowflakeError) as err:
-        p.execute_scalar("SELECT email FROM t", 5)
-    assert err.value.code == "QUERY_CLASSIFIED" and err.value.extra["classification"] == "DATA"
+    with pytest.raises(SnowflakeError) as err:  # refused before the reclassified redacted answer too
+        p.execute_scalar("SELECT * FROM prod_hr.salaries", 5)
+    assert err.value.code == "EXCLUDED_OBJECT"
     for ddl, code in [
         ("INSERT INTO t VALUES (1)", "NOT_DDL"),
         ("SELECT 1", "NOT_DDL"),
@@ -264,7 +272,14 @@ def test_get_ddl_and_object_dependencies_when_available() -> None:
     )
     deps = service.get_dependencies("V", "view", None, None)
     assert deps["source"] == "object_dependencies"
-    assert deps["dependencies"] == [{"name": "DB.APP.T", "type": "TABLE"}]  # DB.PROD_HR.S is excluded
+    assert deps["dependencies"] == [  # DB.PROD_HR.S is excluded
+        {
+            "name": "DB.APP.T",
+            "type": "TABLE",
+            "REFERENCE_OBJECT_NAME": "DB.APP.T",
+            "REFERENCE_OBJECT_TYPE": "TABLE",
+        }
+    ]
 
     from ade_platform.lib.snowflake.sync import Inventory, RepoObject, _apply_get_ddl
 

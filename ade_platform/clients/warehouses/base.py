@@ -71,6 +71,20 @@ def resolved_table(rows: Sequence[Sequence[Any]], parts: Sequence[str], warehous
     return ResolvedTable(parts=key, columns=columns)
 
 
+def described_table(rows: Sequence[ColumnRow], parts: Sequence[str], warehouse: str) -> dict[str, Any]:
+    """Exactly one snapshot-shaped table from the column rows of a single-table catalog query."""
+    tables = build_snapshot(warehouse, "", rows)["tables"]
+    name = ".".join(parts)
+    if not tables:
+        raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{warehouse}'")
+    if len(tables) > 1:
+        options = ", ".join(f"{t['schema']}.{t['name']}" for t in tables[:10])
+        raise WarehouseError(
+            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
+        )
+    return tables[0]
+
+
 def jsonable(value: Any) -> Any:
     """A value as JSON can carry it: decimals as numbers, times as ISO text, bytes as base64."""
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -174,6 +188,32 @@ class WarehouseClient(ABC):
     @abstractmethod
     def resolve_table(self, parts: Sequence[str]) -> ResolvedTable:
         """The table that 1-3 name parts designate, live; WarehouseError table_not_found otherwise."""
+
+    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
+        """One table, live, in the shape of a schema snapshot's table (one catalog query): what the
+        single-table schema and drift tools observe. Backends that can read the full column metadata
+        (defaults, lengths, precision) in that one query override this."""
+        resolved = self.resolve_table(parts)
+        *prefix, schema, name = resolved.parts
+        return {
+            "database": prefix[0] if prefix else None,
+            "schema": schema,
+            "name": name,
+            "table_type": None,
+            "columns": [
+                {
+                    "name": c["name"],
+                    "type": c["type"],
+                    "nullable": bool(c["nullable"]),
+                    "position": int(c["position"]),
+                    "default": None,
+                    "char_max_length": None,
+                    "numeric_precision": None,
+                    "numeric_scale": None,
+                }
+                for c in sorted(resolved.columns, key=lambda c: c["position"])
+            ],
+        }
 
     def close(self) -> None:
         """Release pooled resources (clients open connections per call; most have nothing to do)."""

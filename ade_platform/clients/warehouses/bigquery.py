@@ -19,6 +19,7 @@ from ade_platform.clients.warehouses.base import (
     ResolvedTable,
     WarehouseClient,
     WarehouseError,
+    described_table,
     history_row,
     jsonable,
     safe_message,
@@ -27,6 +28,7 @@ from ade_platform.clients.warehouses.base import (
 from ade_platform.lib.warehouse.schema import ColumnRow
 
 _URL_PREFIX = re.compile(r"^[A-Z]+ https?://\S+: ")
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")  # project and dataset ids, safe inside backquotes
 _COLUMNS_SQL = """
 select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
        c.is_nullable, c.ordinal_position, c.column_default
@@ -241,6 +243,29 @@ class BigQueryClient(WarehouseClient):
                     )
                 )  # fmt: skip
         return rows
+
+    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
+        # The same INFORMATION_SCHEMA view the snapshots read (tables.get spells types the legacy way).
+        if len(parts) == 1:
+            datasets = self.settings.datasets
+            if len(datasets) != 1:
+                raise WarehouseError("invalid_argument", "qualify the table with its dataset: dataset.table")
+            parts = (datasets[0], parts[0])
+        project, dataset, table = (self.settings.project, *parts) if len(parts) == 2 else tuple(parts)
+        if not all(_NAME.match(p) for p in (project, dataset)):
+            raise WarehouseError("invalid_argument", f"{'.'.join(parts)!r} is not a BigQuery table name")
+        sql = _COLUMNS_SQL.format(project=project, dataset=dataset).replace(
+            "order by", "where lower(c.table_name) = lower(@t)\norder by"
+        )
+        result = self.query(sql, params={"t": table})
+        rows = [
+            ColumnRow(
+                r["table_catalog"], r["table_schema"], r["table_name"], r["table_type"], r["column_name"],
+                r["data_type"], r["is_nullable"] == "YES", r["ordinal_position"], r.get("column_default"),
+            )
+            for r in result.rows
+        ]  # fmt: skip
+        return described_table(rows, parts, self.name)
 
     def resolve_table(self, parts: Sequence[str]) -> ResolvedTable:
         from google.api_core import exceptions as gexc

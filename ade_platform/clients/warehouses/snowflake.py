@@ -18,6 +18,7 @@ from ade_platform.clients.warehouses.base import (
     ResolvedTable,
     WarehouseClient,
     WarehouseError,
+    described_table,
     history_row,
     resolved_table,
     safe_message,
@@ -224,6 +225,28 @@ class SnowflakeClient(WarehouseClient):
                       default, cml, prec, scale)
             for cat, schema, table, ttype, col, dtype, nullable, pos, default, cml, prec, scale in rows
         ]  # fmt: skip
+
+    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
+        *prefix, table = parts
+        schema = prefix[-1] if prefix else None
+        db = self._db_ref(prefix[0] if len(prefix) == 2 else self._database())
+        sql = (
+            "select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, "
+            "c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length, "
+            "c.numeric_precision, c.numeric_scale "
+            f"from {db}.information_schema.columns c left join {db}.information_schema.tables t "
+            "on t.table_schema = c.table_schema and t.table_name = c.table_name "
+            "where upper(c.table_name) = upper(%(t)s) and (%(s)s is null or upper(c.table_schema) = upper(%(s)s)) "
+            "and c.table_schema <> 'INFORMATION_SCHEMA' "
+            "order by c.table_schema, c.ordinal_position"
+        )
+        _, rows, _ = self._execute(sql, {"t": table, "s": schema})
+        columns = [
+            ColumnRow(cat, sch, tab, ttype, col, _full_type(dtype, prec, scale), nullable == "YES", pos,
+                      default, cml, prec, scale)
+            for cat, sch, tab, ttype, col, dtype, nullable, pos, default, cml, prec, scale in rows
+        ]  # fmt: skip
+        return described_table(columns, parts, self.name)
 
     def resolve_table(self, parts: Sequence[str]) -> ResolvedTable:
         *prefix, table = parts

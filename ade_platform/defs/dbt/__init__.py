@@ -2,36 +2,51 @@
 (manifest, catalog, run results, source freshness) plus the lineage index, published to the store."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import contextlib
 import os
 import shutil
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dagster import (
     AssetExecutionContext,
     AssetKey,
+    AssetMaterialization,
     DataVersion,
+    DefaultSensorStatus,
     Failure,
     MaterializeResult,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
     asset,
+    sensor,
 )
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
+from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, ArtifactError
 from ade_platform.lib.dbt.publish import (
     ARTIFACT_ASSETS,
     LINEAGE_INDEX_ASSET,
     SELECT_STAR_ASSET,
+    file_signature,
+    mark_invocation,
     publish_artifact,
+    publish_invocation,
     publish_lineage_index,
     publish_select_star,
 )
-from ade_platform.store import Provenance
+from ade_platform.lib.dbt.staleness import newer_files, watched_target
+from ade_platform.lib.warehouse import file_lock
+from ade_platform.store import Provenance, SnapshotNotFound, StoreReader, StoreWriter
 
 MODELS_GROUP = "dbt_models"
+TARGET_POLL_SECONDS = 30
 ARTIFACTS_GROUP = "dbt_artifacts"
 
 
@@ -79,6 +94,15 @@ def build_dbt_assets(settings: Settings) -> list:
     project = build_dbt_project(settings)
     last_build = settings.home / "dbt" / "last_build"
     scratch = settings.home / "dbt" / "invocations"
+    invocation_target = scratch / "build"
+
+    def writing_warehouse() -> contextlib.AbstractContextManager[None]:
+        """dbt's DuckDB warehouse held for writing (the gateway's reads wait instead of blocking dbt)."""
+        assert settings.dbt is not None
+        warehouse = settings.warehouses.get(settings.dbt.warehouse or "")
+        if warehouse is None or warehouse.type != "duckdb":
+            return contextlib.nullcontext()
+        return file_lock.writing(warehouse.path)
 
     @dbt_assets(
         manifest=project.manifest_path,
@@ -86,18 +110,32 @@ def build_dbt_assets(settings: Settings) -> list:
         dagster_dbt_translator=_Translator(),
         name="dbt_project_models",
     )
-    def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
+    def dbt_models(
+        context: AssetExecutionContext, dbt: DbtCliResource, store: StoreResource
+    ) -> Iterator[Any]:
+        writer, run_id = store.writer(), context.run.run_id
+        started_at = datetime.now(UTC).isoformat(timespec="microseconds")
+        # Cached tools read this marker: until the build publishes, their answers say a build is under way.
+        mark_invocation(writer, state="running", run_id=run_id, started_at=started_at)
         # An explicit target under ADE_HOME: dagster-dbt's default writes into the project's own target/.
-        invocation = dbt.cli(["build"], context=context, raise_on_error=False, target_path=scratch / "build")
-        try:
-            yield from invocation.stream()
-        finally:
-            # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
-            last_build.mkdir(parents=True, exist_ok=True)
-            for name in ("run_results.json", "manifest.json"):
-                produced = invocation.target_path / name
-                if produced.exists():
-                    shutil.copy2(produced, last_build / name)
+        with writing_warehouse():
+            invocation = dbt.cli(
+                ["build"], context=context, raise_on_error=False, target_path=invocation_target
+            )
+            try:
+                yield from invocation.stream()
+            finally:
+                # Keep the artifacts of the last build (failed ones too: they are what an agent debugs).
+                last_build.mkdir(parents=True, exist_ok=True)
+                for name in ("run_results.json", "manifest.json"):
+                    produced = invocation.target_path / name
+                    if produced.exists():
+                        shutil.copy2(produced, last_build / name)
+                # Published here, whatever the outcome: the dbt_run_results asset sits downstream of the
+                # models and Dagster skips it when a model fails, which is exactly when the results matter.
+                published = publish_invocation(writer, store.reader(), invocation.target_path, run_id=run_id)
+                mark_invocation(writer, state="published", run_id=run_id, started_at=started_at)
+                context.log.info(f"published the build's artifacts to the store: {published}")
         if not invocation.is_successful():
             raise Failure("dbt build failed; see the run results (dbt_run_results) for which nodes")
 
@@ -108,7 +146,8 @@ def build_dbt_assets(settings: Settings) -> list:
         target = scratch / name
         for stale in ("manifest.json", "catalog.json", "sources.json"):
             (target / stale).unlink(missing_ok=True)
-        dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
+        with writing_warehouse():  # dbt-duckdb opens the file read-write, even for docs and freshness
+            dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
         return target
 
     @asset(
@@ -135,7 +174,16 @@ def build_dbt_assets(settings: Settings) -> list:
         path = last_build / "run_results.json"
         if not path.exists():
             raise Failure("no dbt build has run yet: materialize the dbt models first")
-        prov = publish_artifact(store.writer(), "run-results", path, run_id=context.run.run_id)
+        try:  # the build op already published this very file: record it, do not copy it again
+            latest = store.reader().latest(ARTIFACT_ASSETS["run-results"]).provenance
+        except SnapshotNotFound:
+            latest = None
+        if latest is not None and latest.source.get("file_signature") == file_signature(
+            invocation_target / "run_results.json"
+        ):
+            prov = latest
+        else:
+            prov = publish_artifact(store.writer(), "run-results", path, run_id=context.run.run_id)
         return MaterializeResult(metadata=_store_metadata(prov), data_version=DataVersion(prov.data_version))
 
     @asset(
@@ -218,6 +266,56 @@ def build_dbt_assets(settings: Settings) -> list:
         dbt_lineage_index,
         dbt_select_star,
     ]
+
+
+def build_dbt_sensors(settings: Settings) -> list:
+    """A sensor that publishes what dbt runs outside ADE write into the watched target folder."""
+    if settings.dbt is None:
+        return []
+    watched = watched_target(settings.dbt.target_path, settings.dbt.project_dir)
+    assert watched is not None
+
+    @sensor(
+        name="dbt_target_folder_sensor",
+        minimum_interval_seconds=TARGET_POLL_SECONDS,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="Watches the dbt target folder (dbt.target_path, else the project's target/) for artifacts "
+        "written by dbt runs outside ADE (a terminal, CI) and publishes them to the store, so the cached tools "
+        "describe the latest run wherever it ran. Failed runs included.",
+    )
+    def dbt_target_folder_sensor(context: SensorEvaluationContext) -> Any:
+        return publish_external_artifacts(settings, watched)
+
+    return [dbt_target_folder_sensor]
+
+
+def publish_external_artifacts(settings: Settings, watched: Path) -> Any:
+    """Publish the artifacts in `watched` that are newer than the store's (one sensor tick)."""
+    writer = StoreWriter(settings.store_root, retention=settings.store.retention)
+    reader = StoreReader(settings.store_root)
+    newer = newer_files(watched, reader)
+    if not newer:
+        return SkipReason("no artifact in the dbt target folder is newer than the store's")
+    kinds = {n.kind for n in newer}
+    published: dict[str, str] = {}
+    if kinds & {"run-results", "manifest"}:
+        published.update(publish_invocation(writer, reader, watched, origin="dbt outside ADE"))
+    for kind in sorted(kinds & {"catalog", "sources"}):
+        try:
+            published[kind] = publish_artifact(writer, kind, watched / ARTIFACT_FILES[kind]).version
+        except (ArtifactError, OSError):
+            continue  # half-written: the next tick retries
+    if not published:
+        return SkipReason("the newer artifacts are not readable yet (dbt still writing?)")
+    events = [
+        AssetMaterialization(
+            asset_key=ARTIFACT_ASSETS.get(kind, LINEAGE_INDEX_ASSET),
+            description="Published from the dbt target folder (a dbt run outside ADE).",
+            metadata={"store_version": version, "source": "dbt target folder"},
+        )
+        for kind, version in published.items()
+    ]
+    return SensorResult(asset_events=events)
 
 
 def dbt_resource(settings: Settings) -> DbtCliResource:

@@ -52,15 +52,22 @@ def _publish_parsed(
     *,
     run_id: str | None = None,
     code_version: str | None = None,
+    origin: str | None = None,
 ) -> tuple[Provenance, dict[str, Any]]:
+    signature = file_signature(path)
     raw = path.read_bytes()
     artifact = parse_artifact(raw, kind)
+    source = artifact_source(path, artifact)
+    # (mtime_ns, size) of the file published: a detector compares it with the file on disk later.
+    source["file_signature"] = signature
+    if origin:
+        source["published_by"] = origin
     provenance = writer.publish(
         ARTIFACT_ASSETS[kind],
         files={"data.json": raw},
         run_id=run_id,
         code_version=code_version,
-        source=artifact_source(path, artifact),
+        source=source,
     )
     return provenance, artifact
 
@@ -91,7 +98,7 @@ def _publish_index(
     source = {
         "manifest_version": manifest_prov.version,
         "catalog_version": catalog_prov.version if catalog_prov else None,
-        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path")},
+        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path", "dbt_cloud")},
     }
     provenance = writer.publish(LINEAGE_INDEX_ASSET, files={"data.json": blob}, run_id=run_id, source=source)
     stats = {
@@ -142,6 +149,65 @@ def publish_target_dir(writer: StoreWriter, target_dir: Path, *, run_id: str | N
         provenance, _ = _publish_index(writer, manifest, manifest_prov, catalog, catalog_prov, run_id)
         published["lineage_index"] = provenance.version
     return published
+
+
+# A small marker the dbt build op writes when it starts and again when it has published: lets a cached tool
+# say "a dbt build is running (or died) since this snapshot" without reading Dagster's run history.
+INVOCATION_ASSET = "dbt_invocation"
+
+
+def publish_invocation(
+    writer: StoreWriter,
+    reader: StoreReader,
+    target_dir: Path,
+    *,
+    run_id: str | None = None,
+    origin: str = "dagster",
+) -> dict[str, str]:
+    """Publish what one dbt invocation wrote, whatever its outcome: its run_results.json, the manifest it ran
+    with, and the lineage index of that manifest (with the latest catalog, when there is one).
+
+    A failed or partial `dbt build` still writes both files; they describe the run that just happened, which
+    is what an agent called in after the failure needs. Unreadable files are skipped, not fatal: the caller
+    is usually reporting a dbt failure already.
+    """
+    published: dict[str, str] = {}
+    manifest: tuple[Provenance, dict[str, Any]] | None = None
+    for kind in ("run-results", "manifest"):
+        path = target_dir / ARTIFACT_FILES[kind]
+        if not path.is_file():
+            continue
+        try:
+            prov, data = _publish_parsed(writer, kind, path, run_id=run_id, origin=origin)
+        except (ArtifactError, OSError, orjson.JSONDecodeError):
+            continue
+        published[kind] = prov.version
+        if kind == "manifest":
+            manifest = (prov, data)
+    if manifest is not None:
+        try:
+            catalog_snap = reader.latest(ARTIFACT_ASSETS["catalog"])
+            with gc_paused():
+                catalog = orjson.loads(catalog_snap.file("data.json"))
+        except SnapshotNotFound:
+            catalog_snap, catalog = None, None
+        provenance, _ = _publish_index(
+            writer,
+            manifest[1],
+            manifest[0],
+            catalog,
+            catalog_snap.provenance if catalog_snap else None,
+            run_id,
+        )
+        published["lineage_index"] = provenance.version
+    return published
+
+
+def mark_invocation(writer: StoreWriter, *, state: str, run_id: str | None, started_at: str) -> Provenance:
+    """Record that a dbt build started (`running`) or has published its artifacts (`published`)."""
+    return writer.publish(
+        INVOCATION_ASSET, {"state": state, "run_id": run_id, "started_at": started_at}, run_id=run_id
+    )
 
 
 def file_signature(path: Path) -> list[int] | None:

@@ -185,14 +185,18 @@ def detect_silent_skip(
         expected = [uid for uid in expected if records[uid].get("materialization") != "ephemeral"]
         missing = sorted(uid for uid in expected if uid not in ran)
         by_prefix = pattern.startswith(_RESOURCE_PREFIXES)
+        names = [uid if by_prefix else records[uid].get("name") for uid in missing]
+        # As the spec's example reads: a name that matches nothing is itself a missing model (a warning);
+        # `reason` keeps the difference between "not in the manifest" and "not in the run results".
         out.append(
             {
                 "pattern": pattern,
                 "expected_match_count": len(expected),
                 "actual_match_count": len(expected) - len(missing),
-                "missing_models": [uid if by_prefix else records[uid].get("name") for uid in missing],
+                "missing_models": names if expected else [pattern],
                 "missing_node_ids": missing,
-                "severity": "no_match" if not expected else ("warning" if missing else "ok"),
+                "severity": "warning" if missing or not expected else "ok",
+                "reason": "no_match" if not expected else ("not_in_run_results" if missing else None),
             }
         )
     return out

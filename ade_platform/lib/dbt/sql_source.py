@@ -64,6 +64,7 @@ def sql_index(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "raw": node.get("raw_code") or node.get("raw_sql") or "",
             "language": node.get("language") or "sql",
             "checksum": (node.get("checksum") or {}).get("checksum"),
+            "compiled_path": node.get("compiled_path"),  # project-relative, as dbt wrote it
         }
     return out
 

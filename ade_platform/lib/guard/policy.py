@@ -10,6 +10,12 @@ against the whole dotted name.
 Parts of a name that are not known - an unqualified name with no default database/schema in the policy,
 or the contents of a database or schema - are assumed to match: a guardrail must err on excluding, so an
 unqualified ``SALARIES`` is caught by ``PROD.*.SALARIES`` because it may well resolve there.
+
+Exclusion regexes are the spec's form (snowflake-cli-mcp-architecture 3.4): any Python regular expression,
+searched case-insensitively (``re.search``, like JavaScript's ``RegExp.test``) in each known part of a name
+(database, schema, object; an account-level object's own name) and in the whole dotted name when every part
+is known. ``DEFAULT_EXCLUSION_REGEXES`` are the spec's defaults; the settings layer turns them on unless the
+configuration replaces them.
 """
 
 from __future__ import annotations
@@ -62,6 +68,22 @@ RELATION_KINDS = frozenset(
 )
 
 
+# The spec's DEFAULT_EXCLUSIONS: production, backup, archive and system objects are never touched.
+DEFAULT_EXCLUSION_REGEXES = ("^PROD_", "_PROD$", "_BACKUP$", "_ARCHIVE$", "^SYSTEM_")
+
+
+def compile_exclusion_regex(pattern: str) -> re.Pattern[str]:
+    """Compile one exclusion regex; a malformed one (or one that matches an empty name) is a ValueError."""
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"exclusion regex {pattern!r} is not a valid regular expression ({exc})") from None
+    if compiled.search(""):
+        # A regex that matches the empty string matches every name: almost certainly a mistake (e.g. 'A|').
+        raise ValueError(f"exclusion regex {pattern!r} matches every name")
+    return compiled
+
+
 def normalize_kind(kind: str) -> str:
     """``materialized view`` -> ``MATERIALIZED_VIEW``: one spelling for config, AST and catalog."""
     return re.sub(r"[\s\-]+", "_", kind.strip()).upper()
@@ -79,6 +101,7 @@ class GuardPolicy:
     """
 
     exclusion_patterns: tuple[str, ...] = ()
+    exclusion_regexes: tuple[str, ...] = ()
     excluded_object_types: frozenset[str] = frozenset()
     default_database: str | None = None
     default_schema: str | None = None
@@ -90,6 +113,9 @@ class GuardPolicy:
     allowed_table_functions: frozenset[str] = frozenset()
     max_sql_length: int = 100_000
     _compiled: tuple[tuple[str, tuple[re.Pattern[str], ...], re.Pattern[str]], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+    _regexes: tuple[tuple[str, re.Pattern[str]], ...] = field(
         default=(), init=False, repr=False, compare=False
     )
 
@@ -105,6 +131,9 @@ class GuardPolicy:
             compiled.append((pattern, tuple(_glob(p) for p in parts), _glob(pattern)))
         object.__setattr__(self, "exclusion_patterns", patterns)
         object.__setattr__(self, "_compiled", tuple(compiled))
+        regexes = tuple(r for r in self.exclusion_regexes if r and r.strip())
+        object.__setattr__(self, "exclusion_regexes", regexes)
+        object.__setattr__(self, "_regexes", tuple((r, compile_exclusion_regex(r)) for r in regexes))
         types = frozenset(normalize_kind(t) for t in self.excluded_object_types)
         object.__setattr__(self, "excluded_object_types", types)
         object.__setattr__(
@@ -119,7 +148,7 @@ class GuardPolicy:
 
     @property
     def has_exclusions(self) -> bool:
-        return bool(self.exclusion_patterns or self.excluded_object_types)
+        return bool(self.exclusion_patterns or self.exclusion_regexes or self.excluded_object_types)
 
 
 @lru_cache(maxsize=512)
@@ -204,6 +233,23 @@ def match_slots(slots: Slots | None, policy: GuardPolicy, account_name: str | No
             window = slots[start : start + k]
             if all(s is None or rx.fullmatch(s) for s, rx in zip(window, part_res, strict=True)):
                 return pattern
+    return _match_regexes(slots, policy, account_name)
+
+
+def _match_regexes(slots: Slots | None, policy: GuardPolicy, account_name: str | None) -> str | None:
+    if not policy._regexes:
+        return None
+    if slots is None:
+        names = [account_name] if account_name else []
+    else:
+        # Unknown parts are not assumed to match (unlike multi-part globs): a regex speaks about one name,
+        # and the tool layer pins the default database/schema so the parts of a statement are known.
+        names = [s for s in slots if s is not None]
+        if all(s is not None for s in slots):
+            names.append(".".join(s for s in slots if s))
+    for pattern, rx in policy._regexes:
+        if any(rx.search(name) for name in names):
+            return pattern
     return None
 
 

@@ -9,11 +9,11 @@ rebuilt from INFORMATION_SCHEMA and lineage from sqlglot-parsed view definitions
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ade_platform.lib.guard import GuardPolicy, classify_sql
-from ade_platform.lib.guard.policy import excluded_kind, matches_exclusion
+from ade_platform.lib.guard.policy import excluded_kind, matches_exclusion, split_name
 from ade_platform.lib.snowflake import ddl as ddl_lib
 from ade_platform.lib.snowflake.errors import CliFailure, SnowflakeError
 from ade_platform.lib.snowflake.lineage import (
@@ -339,11 +339,13 @@ class SnowflakeService:
         for node in walk["nodes"]:
             node["type"] = kinds.get(node["name"]) or "TABLE"
         notes = [n for n in (note, EXCLUSION_NOTE) if n]
+        lineage = [_dependency_row(e["from"], e["to"], kinds) for e in walk["edges"]]
         return {
             **_describe(obj),
             "direction": direction,
             "depth": depth,
             **walk,
+            "lineage": lineage,
             "source": source,
             "note": "; ".join(notes),
         }
@@ -362,7 +364,16 @@ class SnowflakeService:
             kinds = {}
             refs, note = self._routine_references(obj)
             source = "routine_definition"
-        deps = [{"name": r, "type": kinds.get(r) or "TABLE"} for r in refs if self._visible(r)]
+        deps = [
+            {
+                "name": r,
+                "type": kinds.get(r) or "TABLE",
+                "REFERENCE_OBJECT_NAME": r,
+                "REFERENCE_OBJECT_TYPE": kinds.get(r) or "TABLE",
+            }
+            for r in refs
+            if self._visible(r)
+        ]
         notes = [n for n in (note, EXCLUSION_NOTE) if n]
         return {**_describe(obj), "dependencies": deps, "source": source, "note": "; ".join(notes)}
 
@@ -376,6 +387,20 @@ class SnowflakeService:
         body = text.split("$$")[1] if text.count("$$") >= 2 else ""
         sql = body if body.strip().lower().startswith(("select", "with")) else f"SELECT ({body})"
         return view_references(sql, obj.database or "", obj.schema or ""), "parsed from the SQL body"
+
+
+def _dependency_row(referenced: str, referencing: str, kinds: Mapping[str, str]) -> dict[str, Any]:
+    """One edge in the row shape of SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES (the spec's `lineage` rows)."""
+    row: dict[str, Any] = {}
+    for side, name in (("REFERENCED", referenced), ("REFERENCING", referencing)):
+        parts = split_name(name)
+        db, schema, obj = ([None, None, *parts])[-3:]
+        row[f"{side}_DATABASE"] = db
+        row[f"{side}_SCHEMA"] = schema
+        row[f"{side}_OBJECT_NAME"] = obj
+        row[f"{side}_OBJECT_DOMAIN"] = kinds.get(name) or "TABLE"
+    row["DEPENDENCY_TYPE"] = "BY_NAME"
+    return row
 
 
 def _describe(obj: ObjectName) -> dict[str, Any]:

@@ -1,71 +1,26 @@
 """The spec's standalone project.yaml (section 5.1), mapped onto ade.yaml's `snowflake:` section.
 
-    exclusions.patterns          regexes (``^PROD_``)      -> exclusions.patterns as globs (``PROD_*``)
+    exclusions.patterns          regexes (``^PROD_``)      -> exclusions.regexes, verbatim (they replace the
+                                                              spec's defaults, which apply when absent)
     exclusions.objectTypes                                 -> exclusions.object_types
     snowcli.connection / defaults.{warehouse,role,...}     -> connection / defaults
     guardrail.maxScalarRows, variantAnalysis.sampleSize    -> guardrail
     sync.targetDir (relative to the project file)          -> sync.target_dir
 
-Keys written in ade.yaml win over the project file. Environment: SDAIDF_CONFIG_PATH names the project file,
-SNOW_CONNECTION overrides the connection name (spec 5.2).
+Keys written in ade.yaml win over the project file. Environment (spec 5.2): SDAIDF_CONFIG_PATH names the
+project file, SNOW_CONNECTION overrides the connection name, SDAIDF_ENV names the environment (stamped on
+provenance); LOG_LEVEL is read by the settings loader for the whole platform.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-_LITERAL = re.compile(r"(?:\\.|[A-Za-z0-9_$\- ])")
 _CAMEL_PATHS = {"configFile": "config_file", "targetDir": "target_dir"}
-
-
-def regex_to_glob(pattern: str) -> str:
-    """Translate the simple anchored regexes the spec uses into the guard's globs.
-
-    ``^PROD_`` -> ``PROD_*``, ``_BACKUP$`` -> ``*_BACKUP``, ``^DB$`` -> ``DB``, ``.*`` -> ``*``, ``.`` -> ``?``.
-    Anything else (classes, groups, alternation, quantifiers) raises ValueError: write it as a glob.
-    """
-    text = pattern.strip()
-    if text.startswith("(?i)"):
-        text = text[4:]
-    start = text.startswith("^")
-    end = text.endswith("$") and not text.endswith("\\$")
-    body = text[1 if start else 0 : len(text) - 1 if end else len(text)]
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        if body.startswith(".*", i):
-            out.append("*")
-            i += 2
-        elif body.startswith(".+", i):
-            out.append("?*")
-            i += 2
-        elif body[i] == ".":
-            out.append("?")
-            i += 1
-        else:
-            match = _LITERAL.match(body, i)
-            if not match:
-                raise ValueError(
-                    f"exclusion regex {pattern!r} is not a simple prefix/suffix/literal pattern; "
-                    "write it as a glob in ade.yaml (snowflake.exclusions.patterns)"
-                )
-            token = match.group(0)
-            out.append(token[1] if token.startswith("\\") else token)
-            i = match.end()
-    glob = "".join(out)
-    if not start:
-        glob = "*" + glob
-    if not end:
-        glob += "*"
-    glob = re.sub(r"\*+", "*", glob)
-    if not glob.strip("*?"):
-        raise ValueError(f"exclusion regex {pattern!r} would exclude everything")
-    return glob
 
 
 def map_project(doc: Mapping[str, Any], base: Path) -> dict[str, Any]:
@@ -74,12 +29,15 @@ def map_project(doc: Mapping[str, Any], base: Path) -> dict[str, Any]:
     section: dict[str, Any] = {}
     exclusions = doc.get("exclusions") or {}
     if exclusions:
-        section["exclusions"] = {
-            "patterns": [regex_to_glob(str(p)) for p in exclusions.get("patterns") or []],
-            "object_types": [
-                str(t) for t in exclusions.get("objectTypes") or exclusions.get("object_types") or []
-            ],
-        }
+        if not isinstance(exclusions, Mapping):
+            raise ValueError("exclusions must be a mapping (patterns, objectTypes)")
+        mapped: dict[str, Any] = {}
+        if "patterns" in exclusions:
+            mapped["regexes"] = [str(p) for p in exclusions.get("patterns") or []]
+        types = exclusions.get("objectTypes") or exclusions.get("object_types")
+        if types:
+            mapped["object_types"] = [str(t) for t in types]
+        section["exclusions"] = mapped
     snowcli = doc.get("snowcli") or {}
     if snowcli.get("connection"):
         section["connection"] = str(snowcli["connection"])
@@ -139,4 +97,6 @@ def snowflake_section(
         result["project_file"] = str(path)
     if env.get("SNOW_CONNECTION"):
         result["connection"] = env["SNOW_CONNECTION"]
+    if env.get("SDAIDF_ENV"):
+        result["environment"] = env["SDAIDF_ENV"].strip()
     return result

@@ -31,7 +31,7 @@ from ade_platform.lib.guard import (
     scalar_result,
     scrub_error,
 )
-from ade_platform.lib.snowflake.errors import CliFailure, SnowflakeError
+from ade_platform.lib.snowflake.errors import E_CODES, CliFailure, SnowflakeError
 from ade_platform.lib.snowflake.metadata import filter_rows, listing_kind_of, value_type
 from ade_platform.lib.snowflake.objects import quote_ident
 from ade_platform.lib.snowflake.runner import Row, SnowRunner
@@ -126,6 +126,13 @@ def safe_message(failure: CliFailure, sql: str) -> str:
     return scrub_error(_ECHO.sub("", failure.raw).strip(), sql)
 
 
+def _spec_fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """The spec's names next to the design's: `_queryType` (lower-case class) and `_rowCount`."""
+    answer["_queryType"] = str(answer.get("classification") or "").lower() or None
+    answer["_rowCount"] = answer.get("row_count")
+    return answer
+
+
 class Proxy:
     """execute_sql / execute_scalar over a runner, with one policy (defaults pinned to the runner)."""
 
@@ -166,20 +173,37 @@ class Proxy:
             raise refused
         head = {"classification": c.classification, "reasons": c.reasons}
         if c.classification == "METADATA":
-            return {**head, **self._metadata(sql, self.limits.max_rows)}
+            return _spec_fields({**head, **self._metadata(sql, self.limits.max_rows)})
         if c.classification == "SCALAR":
-            return {**head, **self._scalar(sql, self.limits.max_scalar_rows)}
-        return {**head, **self._data(sql, c)}
+            return _spec_fields({**head, **self._scalar(sql, self.limits.max_scalar_rows)})
+        return _spec_fields({**head, **self._data(sql, c)})
 
     def execute_scalar(self, sql: str, limit: int) -> dict[str, Any]:
         c = self.classify(sql)
-        if (refused := refusal(c, "execute_scalar")) is not None:
+        refused = refusal(c, "execute_scalar")
+        reclassify = refused is not None and refused.code == "QUERY_CLASSIFIED" and c.classification == "DATA"
+        if reclassify and refusal(c, "execute_sql") is None:
+            # The spec's error table: QUERY_CLASSIFIED means "read the redacted response". The answer is
+            # execute_sql's schema-only result, flagged as reclassified, never the values.
+            return _spec_fields(
+                {
+                    "classification": c.classification,
+                    "reasons": c.reasons,
+                    **self._data(sql, c),
+                    "reclassified": True,
+                    "error": "QUERY_CLASSIFIED",
+                    "code": E_CODES["QUERY_CLASSIFIED"],
+                    "message": "the statement reads row values, so it was reclassified as DATA: "
+                    "this is the redacted, schema-only response (no values)",
+                }
+            )
+        if refused is not None:
             raise refused
         cap = max(1, min(limit, self.limits.max_scalar_rows))
         head = {"classification": c.classification, "reasons": c.reasons}
         if c.classification == "METADATA":
-            return {**head, **self._metadata(sql, cap)}
-        return {**head, **self._scalar(sql, cap)}
+            return _spec_fields({**head, **self._metadata(sql, cap)})
+        return _spec_fields({**head, **self._scalar(sql, cap)})
 
     def check_ddl(self, ddl: str) -> Classification:
         """execute_ddl accepts CREATE/ALTER/DROP/UNDROP/COMMENT only, nothing excluded, no opaque code."""

@@ -1,0 +1,52 @@
+"""BI clients: Looker (looker-sdk, API 4.0) and Metabase (REST over httpx) behind one contract (`BiClient`).
+
+Client libraries are imported lazily, inside the clients: importing this package costs nothing.
+"""
+
+from __future__ import annotations
+
+from ade_platform.clients.bi.base import BiClient, BiError, LookRun
+from ade_platform.config import Settings
+from ade_platform.lib.bi.tables import Naming
+
+__all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "naming_for", "open_bi_client"]
+
+
+def bi_warehouse(settings: Settings) -> str | None:
+    """The warehouse the BI tools read: bi.warehouse, else dbt's, else the first configured one."""
+    name = settings.bi.warehouse or (settings.dbt.warehouse if settings.dbt else None)
+    if name is None and settings.warehouses:
+        name = next(iter(settings.warehouses))
+    return name
+
+
+def naming_for(settings: Settings) -> Naming:
+    """How unqualified table names in the dashboards' SQL resolve (in the warehouse the BI tools read)."""
+    name = bi_warehouse(settings)
+    if name is None:
+        return Naming()
+    wh = settings.warehouse(name)
+    if wh.type == "duckdb":
+        return Naming("duckdb", wh.path.stem, "main")
+    if wh.type == "snowflake":
+        return Naming("snowflake", wh.database.upper() if wh.database else None, None)
+    return Naming("bigquery", wh.project, None)
+
+
+def open_bi_client(tool: str, settings: Settings) -> BiClient:
+    """The client of one configured BI tool; BiError backend_not_configured when it is not in ade.yaml."""
+    naming = naming_for(settings)
+    timeout = settings.bi.timeout_seconds
+    if tool == "looker" and settings.bi.looker is not None:
+        from ade_platform.clients.bi.looker import LookerClient
+
+        return LookerClient(settings.bi.looker, naming, timeout)
+    if tool == "metabase" and settings.bi.metabase is not None:
+        from ade_platform.clients.bi.metabase import MetabaseClient
+
+        return MetabaseClient(settings.bi.metabase, naming, timeout)
+    configured = ", ".join(settings.bi.tools) or "none"
+    raise BiError(
+        "backend_not_configured",
+        f"{tool} is not configured (bi.{tool} in ade.yaml); configured: {configured}",
+    )

@@ -1,0 +1,211 @@
+"""Metabase over its REST API (httpx): an API key in `X-API-KEY`, or a session from POST /api/session.
+
+Dashboards come from /api/dashboard (their dashcards carry the cards), questions run through
+POST /api/card/:id/query, which answers 202 whether or not the database accepted the query: the body's
+`status` says. Retries on 429 (Retry-After) and 5xx with capped backoff; a session that expired is renewed once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+
+from ade_platform.clients.bi.base import (
+    RETRIES,
+    RETRY_STATUSES,
+    BiClient,
+    BiError,
+    backoff_seconds,
+    safe_error,
+)
+from ade_platform.config import MetabaseSettings
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.tables import Naming, table_from_name, tables_in_sql
+from ade_platform.lib.bi.tiles import TileError
+
+
+class MetabaseClient(BiClient):
+    tool = "metabase"
+
+    def __init__(self, cfg: MetabaseSettings, naming: Naming, timeout: float):
+        super().__init__(naming, timeout)
+        self.base_url = cfg.base_url.rstrip("/")
+        self._cfg = cfg
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=timeout, headers={"Accept": "application/json"}
+        )
+        self._session: str | None = None
+        self._lock = threading.Lock()
+        self._tables: dict[int, Any] = {}
+        self._collections: dict[Any, str] | None = None
+
+    # --- transport -------------------------------------------------------------------------------------
+
+    def _login(self) -> str:
+        body = {"username": self._cfg.username, "password": self._cfg.password.get_secret_value()}  # type: ignore[union-attr]
+        resp = self._send("POST", "/api/session", json=body, auth=False)
+        if resp.status_code in (400, 401, 403):
+            raise BiError("auth_failed", "Metabase refused the configured username / password")
+        if resp.status_code >= 400:
+            raise BiError("upstream_error", f"Metabase answered {resp.status_code} to the session login")
+        return resp.json()["id"]
+
+    def _auth_headers(self, renew: bool = False) -> dict[str, str]:
+        if self._cfg.api_key is not None:
+            return {"X-API-KEY": self._cfg.api_key.get_secret_value()}
+        with self._lock:
+            if self._session is None or renew:
+                self._session = self._login()
+            return {"X-Metabase-Session": self._session}
+
+    def _send(
+        self, method: str, path: str, *, json: Any = None, auth: bool = True, timeout: float | None = None
+    ) -> httpx.Response:
+        for attempt in range(RETRIES + 1):
+            headers = self._auth_headers() if auth else {}
+            try:
+                resp = self._http.request(
+                    method, path, json=json, headers=headers, timeout=timeout or self.timeout
+                )
+            except httpx.TimeoutException:
+                raise BiError(
+                    "connection_failed", f"Metabase did not answer {method} {path} in time"
+                ) from None
+            except httpx.TransportError as exc:
+                if attempt < RETRIES:
+                    time.sleep(backoff_seconds(attempt, None))
+                    continue
+                raise BiError("connection_failed", f"cannot reach Metabase ({type(exc).__name__})") from None
+            if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
+                time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
+                continue
+            if resp.status_code == 401 and auth and self._cfg.api_key is None and attempt == 0:
+                self._auth_headers(renew=True)  # the session expired: log in again, once
+                continue
+            return resp
+        return resp
+
+    def _get(self, path: str, *, not_found: tuple[str, str] | None = None) -> Any:
+        return self._json(self._send("GET", path), not_found)
+
+    def _json(self, resp: httpx.Response, not_found: tuple[str, str] | None) -> Any:
+        if resp.status_code in (401, 403):
+            raise BiError("auth_failed", f"Metabase refused the request ({resp.status_code})")
+        if resp.status_code in (400, 404) and not_found is not None:
+            raise BiError(*not_found)
+        if resp.status_code >= 400:
+            raise BiError("upstream_error", f"Metabase answered {resp.status_code}: {safe_error(resp.text)}")
+        return resp.json()
+
+    # --- dashboards ------------------------------------------------------------------------------------
+
+    def _collection_names(self) -> dict[Any, str]:
+        if self._collections is None:
+            self._collections = {c["id"]: c.get("name") for c in self._get("/api/collection/")}
+        return self._collections
+
+    def _summary(self, d: dict[str, Any]) -> DashboardSummary:
+        collection = d.get("collection") or {}
+        folder = collection.get("name")
+        if folder is None and d.get("collection_id") is not None:
+            folder = self._collection_names().get(d["collection_id"])
+        return DashboardSummary(
+            id=str(d["id"]),
+            title=d.get("name") or "",
+            folder=folder,
+            created_at=d.get("created_at"),
+            last_updated_at=d.get("updated_at"),
+            view_count=d.get("view_count"),
+            url=f"{self.base_url}/dashboard/{d['id']}",
+        )
+
+    def list_dashboards(self) -> list[DashboardSummary]:
+        return [self._summary(d) for d in self._get("/api/dashboard/") if not d.get("archived")]
+
+    def dashboard(self, dashboard_id: str) -> DashboardInfo:
+        missing = ("dashboard_not_found", f"Metabase has no dashboard {dashboard_id!r}")
+        if not dashboard_id.isdigit():
+            raise BiError(*missing)
+        d = self._get(f"/api/dashboard/{dashboard_id}", not_found=missing)
+        dashcards = d.get("dashcards") or d.get("ordered_cards") or []  # ordered_cards before v0.47
+        return DashboardInfo(**self._summary(d), elements=[self._element(c) for c in dashcards])
+
+    def _table(self, table_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            if table_id in self._tables:
+                return self._tables[table_id]
+        try:
+            table = self._get(f"/api/table/{table_id}", not_found=("upstream_error", "missing"))
+        except BiError as exc:
+            if exc.detail != "missing":
+                raise
+            table = None
+        with self._lock:
+            self._tables[table_id] = table
+        return table
+
+    def _element(self, dashcard: dict[str, Any]) -> ElementInfo:
+        card = dashcard.get("card") or None
+        card_id = dashcard.get("card_id")
+        info = ElementInfo(
+            id=str(dashcard["id"]),
+            title=(card or {}).get("name"),
+            type=(card or {}).get("display") or "text",
+            look_id=None,
+            question_id=str(card_id) if card_id else None,
+            query_id=None,
+            database_id=str(card["database_id"]) if card and card.get("database_id") is not None else None,
+            model=None,
+            explore=None,
+            sql=None,
+            dimensions=[],
+            measures=[],
+            columns=[],
+            tables=[],
+            runnable=card_id is not None,
+            static_error=None,
+        )
+        if card is None:
+            virtual = (dashcard.get("visualization_settings") or {}).get("virtual_card") or {}
+            info["type"] = virtual.get("display") or "text"
+            return info
+        query = card.get("dataset_query") or {}
+        if query.get("type") == "native":
+            info["sql"] = (query.get("native") or {}).get("query")
+            info["tables"] = tables_in_sql(info["sql"] or "", self.naming)
+        elif query.get("type") == "query":
+            source = (query.get("query") or {}).get("source-table")
+            table = self._table(source) if isinstance(source, int) else None
+            if table:
+                name = ".".join(p for p in (table.get("schema"), table["name"]) if p)
+                ref = table_from_name(name, self.naming, "source_table")
+                info["tables"] = [ref] if ref else []
+        return info
+
+    # --- running ---------------------------------------------------------------------------------------
+
+    def run_element(self, element: ElementInfo, timeout: float) -> int:
+        path = f"/api/card/{element['question_id']}/query"
+        try:
+            body = self._json(
+                self._send("POST", path, timeout=timeout), ("upstream_error", "the question no longer exists")
+            )
+        except BiError as exc:
+            if exc.code == "auth_failed":
+                raise
+            raise TileError(exc.detail) from None
+        if body.get("status") != "completed":
+            raise TileError(
+                safe_error(str(body.get("error") or f"the question's status is {body.get('status')}"))
+            )
+        return int(
+            body.get("row_count")
+            if body.get("row_count") is not None
+            else len((body.get("data") or {}).get("rows") or [])
+        )
+
+    def close(self) -> None:
+        self._http.close()

@@ -1,0 +1,237 @@
+"""The platform's own Dagster instance read as an orchestrator: jobs, runs, steps and their event logs.
+
+Reads through Dagster's Python API (`DagsterInstance` over `settings.dagster_home`); Dagster is imported on
+first use, so importing this module stays cheap. A "DAG" is a job name (the demo's `build_everything`,
+`refresh_metadata`, the audited `live__<tool>` jobs of agents' calls); a "task" is a step key.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ade_platform.clients.orchestrator import DagInfo, OrchestratorError, TaskInfo, TaskRecord
+from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
+
+MAX_JOBS_SCANNED = 5000
+
+
+def _iso(ts: float | datetime | None) -> str | None:
+    if ts is None:
+        return None
+    if isinstance(ts, datetime):
+        return ts.astimezone(UTC).isoformat()
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat()
+
+
+class DagsterRunsClient:
+    backend = "dagster"
+
+    def __init__(self, dagster_home: Path):
+        self.dagster_home = Path(dagster_home)
+        self._instance: Any = None
+        self._lock = threading.Lock()
+
+    def instance(self) -> Any:
+        with self._lock:
+            if self._instance is None:
+                from dagster import DagsterInstance
+
+                self.dagster_home.mkdir(parents=True, exist_ok=True)
+                self._instance = DagsterInstance.from_config(str(self.dagster_home))
+            return self._instance
+
+    # --- jobs -------------------------------------------------------------------------------------------
+    def list_dags(self) -> list[DagInfo]:
+        """Every job with a run in this instance, newest activity first."""
+        seen: dict[str, DagInfo] = {}
+        for record in self.instance().get_run_records(limit=MAX_JOBS_SCANNED):
+            name = record.dagster_run.job_name
+            if name not in seen:
+                seen[name] = {
+                    "dag_id": name,
+                    "description": None,
+                    "schedule": None,
+                    "paused": None,
+                    "asset_keys": [],
+                }
+        schedules = self._schedules()
+        for name, info in seen.items():
+            if name in schedules:
+                info["schedule"], info["paused"] = schedules[name]
+        return list(seen.values())
+
+    def _schedules(self) -> dict[str, tuple[str, bool]]:
+        """job name -> (cron, paused) for the schedules the instance has state for."""
+        out: dict[str, tuple[str, bool]] = {}
+        try:
+            from dagster._core.scheduler.instigation import InstigatorStatus, InstigatorType
+
+            for state in self.instance().all_instigator_state(instigator_type=InstigatorType.SCHEDULE):
+                data = state.instigator_data
+                cron = getattr(data, "cron_schedule", None)
+                job = getattr(state.origin, "instigator_name", None)
+                if cron and job:
+                    out[job] = (str(cron), state.status != InstigatorStatus.RUNNING)
+        except Exception:  # schedule state is a nicety; a storage quirk must not fail the run answers
+            return {}
+        return out
+
+    def _require_job(self, dag_id: str) -> None:
+        from dagster import RunsFilter
+
+        if not self.instance().get_run_records(filters=RunsFilter(job_name=dag_id), limit=1):
+            known = [d["dag_id"] for d in self.list_dags()][:20]
+            raise OrchestratorError(
+                "dag_not_found", f"no run of Dagster job {dag_id!r} in this instance; jobs with runs: {known}"
+            )
+
+    # --- runs -------------------------------------------------------------------------------------------
+    def list_runs(self, dag_id: str, *, since: datetime | None = None, limit: int = 100) -> list[RunRecord]:
+        from dagster import RunsFilter
+
+        self._require_job(dag_id)
+        records = self.instance().get_run_records(
+            filters=RunsFilter(job_name=dag_id, created_after=since), limit=limit
+        )
+        return [self._run(r) for r in records]
+
+    def get_run(self, dag_id: str, run_id: str) -> RunRecord:
+        return self._run(self._record(dag_id, run_id))
+
+    def _record(self, dag_id: str, run_id: str) -> Any:
+        record = None
+        try:
+            record = self.instance().get_run_record_by_id(run_id)
+        except Exception:  # a malformed id is simply not found
+            record = None
+        if record is None or record.dagster_run.job_name != dag_id:
+            self._require_job(dag_id)
+            raise OrchestratorError("run_not_found", f"no run {run_id!r} of Dagster job {dag_id!r}")
+        return record
+
+    @staticmethod
+    def _run(record: Any) -> RunRecord:
+        run = record.dagster_run
+        tags = run.tags or {}
+        if "dagster/schedule_name" in tags:
+            run_type = "scheduled"
+        elif "dagster/sensor_name" in tags:
+            run_type = "sensor"
+        elif "dagster/backfill" in tags:
+            run_type = "backfill"
+        elif "ade/tool" in tags:
+            run_type = "live"
+        else:
+            run_type = "manual"
+        start, end = _iso(record.start_time), _iso(record.end_time)
+        state = run.status.value
+        return {
+            "run_id": run.run_id,
+            "state": state,
+            "status": normalize_status(state),
+            "execution_date": _iso(record.create_timestamp),
+            "start_date": start,
+            "end_date": end,
+            "duration_seconds": duration_seconds(start, end),
+            "run_type": run_type,
+            "external_trigger": run_type not in ("scheduled", "sensor"),
+        }
+
+    # --- steps ------------------------------------------------------------------------------------------
+    def list_tasks(self, dag_id: str, run_id: str) -> list[TaskRecord]:
+        self._record(dag_id, run_id)
+        return [self._task(s) for s in self.instance().get_run_step_stats(run_id)]
+
+    def task_status(self, dag_id: str, run_id: str, task_id: str) -> TaskRecord:
+        tasks = self.list_tasks(dag_id, run_id)
+        for task in tasks:
+            if task["task_id"] == task_id:
+                return task
+        raise OrchestratorError(
+            "task_not_found",
+            f"run {run_id!r} of {dag_id!r} has no step {task_id!r}; steps: {[t['task_id'] for t in tasks][:50]}",
+        )
+
+    @staticmethod
+    def _task(stats: Any) -> TaskRecord:
+        start, end = _iso(stats.start_time), _iso(stats.end_time)
+        state = stats.status.value if stats.status is not None else "NOT_STARTED"
+        return {
+            "task_id": stats.step_key,
+            "state": state,
+            "status": normalize_status(state),
+            "start_date": start,
+            "end_date": end,
+            "duration_seconds": duration_seconds(start, end),
+            "try_number": stats.attempts,
+            "max_tries": None,  # a Dagster RetryPolicy lives in code, not in the run's record
+            "pool": None,
+            "operator": "op",
+        }
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
+        self.task_status(dag_id, run_id, task_id)
+        lines = []
+        for entry in self.instance().all_logs(run_id):
+            if entry.step_key != task_id:
+                continue
+            lines.append(_format_event(entry))
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def dag_tasks(self, dag_id: str) -> list[TaskInfo]:
+        """The steps of the job's latest run (a job's graph lives in code; its latest run shows it)."""
+        from dagster import RunsFilter
+
+        records = self.instance().get_run_records(filters=RunsFilter(job_name=dag_id), limit=1)
+        if not records:
+            return []
+        return [
+            {"task_id": s.step_key, "operator": "op", "dbt_command": None}
+            for s in self.instance().get_run_step_stats(records[0].dagster_run.run_id)
+        ]
+
+    def asset_keys(self, dag_id: str) -> list[str]:
+        """The asset keys the job's latest run planned to materialize, "a/b" form."""
+        from dagster import DagsterEventType, RunsFilter
+
+        records = self.instance().get_run_records(filters=RunsFilter(job_name=dag_id), limit=1)
+        if not records:
+            return []
+        run = records[0].dagster_run
+        if run.asset_selection:
+            return sorted("/".join(k.path) for k in run.asset_selection)
+        planned = (
+            self.instance()
+            .get_records_for_run(
+                run.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION_PLANNED, limit=10_000
+            )
+            .records
+        )
+        keys = {"/".join(r.event_log_entry.dagster_event.asset_key.path) for r in planned}
+        return sorted(keys)
+
+    def trigger(self, dag_id: str, conf: dict[str, Any] | None) -> RunRecord:
+        raise OrchestratorError(
+            "upstream_error", "Dagster jobs are started through the platform's definitions, not the reader"
+        )
+
+
+def _format_event(entry: Any) -> str:
+    """One log line per event: time, level, step, message; a failure adds its error and causes (no stack)."""
+    import logging
+
+    when = datetime.fromtimestamp(entry.timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]
+    level = logging.getLevelName(entry.level) if isinstance(entry.level, int) else str(entry.level)
+    event = entry.dagster_event
+    message = entry.user_message or (event.message if event is not None and event.message else "")
+    if event is not None and not entry.user_message:
+        message = f"{event.event_type_value}: {message}".rstrip(": ")
+    line = f"[{when}] {level} {entry.step_key} - {message}"
+    error = getattr(getattr(event, "event_specific_data", None), "error", None) if event else None
+    while error is not None:
+        line += f"\n{error.cls_name}: {error.message.strip()}"
+        error = error.cause
+    return line

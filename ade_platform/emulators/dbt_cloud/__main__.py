@@ -1,0 +1,3 @@
+from ade_platform.emulators.dbt_cloud.server import main
+
+raise SystemExit(main())

@@ -1,0 +1,301 @@
+"""The emulated Looker instance's content: one LookML model over the demo warehouse, queries, looks and
+dashboards. Two tiles are planted faults: one reads a dimension whose column does not exist in the `orders`
+table (the database rejects it), one filters on a status no order has (it renders, empty)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CREATED = "2025-06-01T10:00:00.000+00:00"
+UPDATED = "2026-02-17T14:22:00.000+00:00"
+
+# model -> explore -> {sql_table_name, dimensions: {name: (type, sql)}, measures: {name: (type, sql)}}
+MODELS: dict[str, dict[str, dict[str, Any]]] = {
+    "jaffle": {
+        "orders": {
+            "label": "Orders",
+            "sql_table_name": "main.orders",
+            "dimensions": {
+                "order_id": ("number", "${TABLE}.order_id"),
+                "customer_id": ("number", "${TABLE}.customer_id"),
+                "order_date": ("date", "${TABLE}.order_date"),
+                "status": ("string", "${TABLE}.status"),
+                # Planted fault: the LookML is valid, but the orders table has no such column.
+                "fulfillment_status": ("string", "${TABLE}.fulfillment_status"),
+            },
+            "measures": {
+                "count": ("count", "COUNT(*)"),
+                "total_revenue": ("sum", "SUM(${TABLE}.amount)"),
+                "total_paid": ("sum", "SUM(${TABLE}.total_paid)"),
+            },
+        },
+        "customers": {
+            "label": "Customers",
+            "sql_table_name": "main.customers",
+            "dimensions": {
+                "customer_id": ("number", "${TABLE}.customer_id"),
+                "customer_since": ("date", "CAST(${TABLE}.customer_since AS DATE)"),
+                "first_order_date": ("date", "${TABLE}.first_order_date"),
+            },
+            "measures": {
+                "count": ("count", "COUNT(*)"),
+                "active_count": ("number", "COUNT(CASE WHEN ${TABLE}.number_of_orders > 0 THEN 1 END)"),
+                "total_lifetime_value": ("sum", "SUM(${TABLE}.lifetime_value)"),
+            },
+        },
+        "payments_daily": {
+            "label": "Daily payments",
+            "sql_table_name": "main.fct_payments_daily",
+            "dimensions": {
+                "order_date": ("date", "${TABLE}.order_date"),
+                "payment_method": ("string", "${TABLE}.payment_method"),
+            },
+            "measures": {
+                "total_amount": ("sum", "SUM(${TABLE}.amount)"),
+                "payment_count": ("sum", "SUM(${TABLE}.payment_count)"),
+            },
+        },
+    }
+}
+
+QUERIES: dict[int, dict[str, Any]] = {
+    1: {
+        "view": "orders",
+        "fields": ["orders.order_date", "orders.total_revenue"],
+        "sorts": ["orders.order_date"],
+    },
+    2: {"view": "orders", "fields": ["orders.status", "orders.count"], "sorts": ["orders.count desc"]},
+    3: {"view": "orders", "fields": ["orders.fulfillment_status", "orders.count"], "sorts": []},
+    4: {
+        "view": "orders",
+        "fields": ["orders.order_id", "orders.order_date"],
+        "filters": {"orders.status": "cancelled"},  # planted fault: no order has this status
+        "sorts": ["orders.order_date desc"],
+    },
+    5: {"view": "customers", "fields": ["customers.active_count", "customers.count"], "sorts": []},
+    6: {
+        "view": "payments_daily",
+        "fields": ["payments_daily.payment_method", "payments_daily.total_amount"],
+        "sorts": ["payments_daily.total_amount desc"],
+    },
+}
+
+LOOKS: dict[int, dict[str, Any]] = {
+    1: {"title": "Orders by Status", "query_id": 2, "folder": "5"},
+    2: {"title": "Payments by Method", "query_id": 6, "folder": "6"},
+    3: {"title": "Orders by Fulfillment Status", "query_id": 3, "folder": "5"},
+}
+
+FOLDERS = {"5": "Finance", "6": "Marketing"}
+
+# dashboard id -> title, folder, views, elements (id, title, type, look_id | query_id | body)
+DASHBOARDS: dict[str, dict[str, Any]] = {
+    "1": {
+        "title": "Revenue Overview",
+        "folder": "5",
+        "view_count": 1240,
+        "elements": [
+            {"id": "101", "title": "Revenue by Day", "type": "vis", "query_id": 1},
+            {"id": "102", "title": "Orders by Status", "type": "vis", "look_id": 1},
+            {"id": "103", "title": "Orders by Fulfillment Status", "type": "vis", "query_id": 3},
+            {"id": "104", "title": "Cancelled Orders", "type": "vis", "query_id": 4},
+            {
+                "id": "105",
+                "title": "About this dashboard",
+                "type": "text",
+                "body": "Revenue is net of refunds.",
+            },
+        ],
+    },
+    "2": {
+        "title": "Customer Acquisition",
+        "folder": "6",
+        "view_count": 320,
+        "elements": [
+            {"id": "201", "title": "Active Customer Count", "type": "vis", "query_id": 5},
+            {"id": "202", "title": "Payments by Method", "type": "vis", "look_id": 2},
+        ],
+    },
+}
+
+
+def query_json(query_id: int) -> dict[str, Any]:
+    q = QUERIES[query_id]
+    return {
+        "id": str(query_id),
+        "model": "jaffle",
+        "view": q["view"],
+        "fields": q["fields"],
+        "pivots": None,
+        "fill_fields": None,
+        "filters": q.get("filters"),
+        "filter_expression": None,
+        "sorts": q.get("sorts") or None,
+        "limit": "500",
+        "column_limit": None,
+        "total": False,
+        "row_total": None,
+        "subtotals": None,
+        "vis_config": None,
+        "dynamic_fields": None,
+        "slug": f"q{query_id:04d}",
+        "query_timezone": "UTC",
+        "has_table_calculations": False,
+        "url": f"/explore/jaffle/{q['view']}?qid=q{query_id:04d}",
+    }
+
+
+def folder_json(folder_id: str) -> dict[str, Any]:
+    return {"id": folder_id, "name": FOLDERS[folder_id], "parent_id": "1", "content_metadata_id": folder_id}
+
+
+def look_json(look_id: int, with_query: bool = True) -> dict[str, Any]:
+    look = LOOKS[look_id]
+    body: dict[str, Any] = {
+        "id": str(look_id),
+        "title": look["title"],
+        "query_id": str(look["query_id"]),
+        "model": {"id": "jaffle", "label": "Jaffle shop"},
+        "folder": folder_json(look["folder"]),
+        "folder_id": look["folder"],
+        "created_at": CREATED,
+        "updated_at": UPDATED,
+        "view_count": 57,
+        "short_url": f"/x/look{look_id}",
+        "url": f"/looks/{look_id}",
+        "deleted": False,
+    }
+    if with_query:
+        body["query"] = query_json(look["query_id"])
+    return body
+
+
+def element_json(dashboard_id: str, element: dict[str, Any]) -> dict[str, Any]:
+    look_id = element.get("look_id")
+    query_id = element.get("query_id")
+    return {
+        "id": element["id"],
+        "dashboard_id": dashboard_id,
+        "title": element["title"],
+        "title_text": element["title"] if element["type"] == "text" else None,
+        "type": element["type"],
+        "body_text": element.get("body"),
+        "note_text": None,
+        "subtitle_text": None,
+        "look_id": str(look_id) if look_id else None,
+        "look": look_json(look_id) if look_id else None,
+        "query_id": str(query_id) if query_id else None,
+        "query": query_json(query_id) if query_id else None,
+        "result_maker_id": None,
+        "result_maker": None,
+    }
+
+
+def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, Any]:
+    d = DASHBOARDS[dashboard_id]
+    body: dict[str, Any] = {
+        "id": dashboard_id,
+        "title": d["title"],
+        "description": None,
+        "folder": folder_json(d["folder"]),
+        "folder_id": d["folder"],
+        "created_at": CREATED,
+        "updated_at": UPDATED,
+        "last_updated_at": UPDATED,
+        "view_count": d["view_count"],
+        "favorite_count": 3,
+        "hidden": False,
+        "readonly": False,
+        "deleted": False,
+        "slug": f"dash{dashboard_id}",
+        "user_id": "1",
+        "url": f"/dashboards/{dashboard_id}",
+        "dashboard_filters": [],
+    }
+    if with_elements:
+        body["dashboard_elements"] = [element_json(dashboard_id, e) for e in d["elements"]]
+    return body
+
+
+def explore_json(model: str, explore: str) -> dict[str, Any]:
+    e = MODELS[model][explore]
+
+    def fields(kind: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": f"{explore}.{name}",
+                "label": name.replace("_", " ").title(),
+                "type": ftype,
+                "category": kind[:-1],
+                "view": explore,
+                "sql": sql,
+                "is_filter": False,
+                "hidden": False,
+            }
+            for name, (ftype, sql) in e[kind].items()
+        ]
+
+    return {
+        "id": f"{model}::{explore}",
+        "name": explore,
+        "label": e["label"],
+        "model_name": model,
+        "view_name": explore,
+        "sql_table_name": e["sql_table_name"],
+        "connection_name": "demo_warehouse",
+        "fields": {
+            "dimensions": fields("dimensions"),
+            "measures": fields("measures"),
+            "filters": [],
+            "parameters": [],
+        },
+    }
+
+
+def field_sql(explore: str, field: str) -> tuple[str, str]:
+    """(kind, SQL expression) of one explore field; KeyError when the explore has no such field."""
+    view, _, name = field.partition(".")
+    e = MODELS["jaffle"][explore]
+    if view != explore:
+        raise KeyError(field)
+    for kind in ("dimensions", "measures"):
+        if name in e[kind]:
+            return kind, e[kind][name][1].replace("${TABLE}", explore)
+    raise KeyError(field)
+
+
+def _filter_sql(expr: str, value: str, params: list[Any]) -> str:
+    """A Looker string filter expression: `a`, `a,b` (any of), `-a` (not)."""
+    negate = value.startswith("-")
+    values = [v.strip() for v in (value[1:] if negate else value).split(",") if v.strip()]
+    params.extend(values)
+    marks = ", ".join("?" for _ in values)
+    return f"{expr} {'NOT IN' if negate else 'IN'} ({marks})"
+
+
+def compile_query(query_id: int, limit: int) -> tuple[str, list[Any], list[str]]:
+    """The SQL Looker would generate for a saved query: (sql, parameters, result field names)."""
+    q = QUERIES[query_id]
+    explore = q["view"]
+    table = MODELS["jaffle"][explore]["sql_table_name"]
+    params: list[Any] = []
+    select, group = [], []
+    for i, field in enumerate(q["fields"], start=1):
+        kind, expr = field_sql(explore, field)
+        select.append(f'{expr} AS "{field}"')
+        if kind == "dimensions":
+            group.append(str(i))
+    where = [_filter_sql(field_sql(explore, f)[1], v, params) for f, v in (q.get("filters") or {}).items()]
+    sql = f"SELECT {', '.join(select)} FROM {table} AS {explore}"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if group and len(group) < len(q["fields"]):
+        sql += " GROUP BY " + ", ".join(group)
+    orders = []
+    for sort in q.get("sorts") or []:
+        field, _, direction = sort.partition(" ")
+        orders.append(f'"{field}" {"DESC" if direction.strip().lower() == "desc" else "ASC"}')
+    if orders:
+        sql += " ORDER BY " + ", ".join(orders)
+    sql += f" LIMIT {int(limit)}"
+    return sql, params, q["fields"]

@@ -1,0 +1,153 @@
+"""The emulated Metabase instance's content: one database (the demo warehouse), its tables, questions and
+dashboards. Two dashcards are planted faults: one question selects a column the `orders` table does not have,
+one filters on a status no order has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CREATED = "2025-08-15T09:00:00.000Z"
+UPDATED = "2026-02-10T11:00:00.000Z"
+DATABASE = {"id": 1, "name": "Demo warehouse", "engine": "duckdb", "is_sample": False, "is_on_demand": False}
+TABLES = {
+    10: {"schema": "main", "name": "orders", "display_name": "Orders"},
+    11: {"schema": "main", "name": "customers", "display_name": "Customers"},
+    12: {"schema": "main", "name": "fct_payments_daily", "display_name": "Fct Payments Daily"},
+}
+COLLECTIONS = {2: "Sales", 3: "Customer Success"}
+MAX_RESULTS = 2000  # Metabase caps a question's ad-hoc results at 2,000 rows
+
+CARDS: dict[int, dict[str, Any]] = {
+    1: {
+        "name": "Orders per Month",
+        "display": "line",
+        "native": "select date_trunc('month', order_date) as month, count(*) as orders\n"
+        "from main.orders\ngroup by 1\norder by 1",
+    },
+    2: {
+        "name": "Customer Count",
+        "display": "scalar",
+        "mbql": {"source-table": 11, "aggregation": [["count"]]},
+    },
+    3: {
+        # Planted fault: the orders table has no discount_code column.
+        "name": "Orders by Discount Code",
+        "display": "bar",
+        "native": "select discount_code, count(*) as orders\nfrom main.orders\ngroup by 1",
+    },
+    4: {
+        # Planted fault: no order has this status, so the question renders with no rows.
+        "name": "Cancelled Orders",
+        "display": "table",
+        "native": "select order_id, order_date\nfrom main.orders\nwhere status = 'cancelled'",
+    },
+    5: {
+        "name": "Revenue by Payment Method",
+        "display": "pie",
+        "native": "with daily as (\n  select payment_method, amount from main.fct_payments_daily\n)\n"
+        "select payment_method, sum(amount) as revenue\nfrom daily\ngroup by 1\norder by 2 desc",
+    },
+    6: {"name": "Recent Orders", "display": "table", "mbql": {"source-table": 10, "limit": 100}},
+}
+
+DASHBOARDS: dict[int, dict[str, Any]] = {
+    1: {
+        "name": "Sales Overview",
+        "collection_id": 2,
+        "view_count": 512,
+        "dashcards": [(11, 1), (12, 3), (13, 4), (14, 5), (15, None)],
+    },
+    2: {"name": "Customers", "collection_id": 3, "view_count": 87, "dashcards": [(21, 2), (22, 6)]},
+}
+
+
+def collection_json(collection_id: int) -> dict[str, Any]:
+    return {"id": collection_id, "name": COLLECTIONS[collection_id], "location": "/", "archived": False}
+
+
+def table_json(table_id: int) -> dict[str, Any]:
+    t = TABLES[table_id]
+    return {
+        "id": table_id,
+        "db_id": DATABASE["id"],
+        "db": DATABASE,
+        "entity_type": "entity/GenericTable",
+        **t,
+    }
+
+
+def dataset_query(card_id: int) -> dict[str, Any]:
+    card = CARDS[card_id]
+    if "native" in card:
+        return {"type": "native", "native": {"query": card["native"], "template-tags": {}}, "database": 1}
+    return {"type": "query", "query": card["mbql"], "database": 1}
+
+
+def card_json(card_id: int) -> dict[str, Any]:
+    card = CARDS[card_id]
+    return {
+        "id": card_id,
+        "name": card["name"],
+        "description": None,
+        "display": card["display"],
+        "type": "question",
+        "query_type": "native" if "native" in card else "query",
+        "dataset_query": dataset_query(card_id),
+        "database_id": DATABASE["id"],
+        "table_id": card.get("mbql", {}).get("source-table"),
+        "collection_id": 2,
+        "archived": False,
+        "created_at": CREATED,
+        "updated_at": UPDATED,
+        "visualization_settings": {},
+        "result_metadata": None,
+    }
+
+
+def dashboard_json(dashboard_id: int, with_cards: bool = True) -> dict[str, Any]:
+    d = DASHBOARDS[dashboard_id]
+    body: dict[str, Any] = {
+        "id": dashboard_id,
+        "name": d["name"],
+        "description": None,
+        "collection_id": d["collection_id"],
+        "archived": False,
+        "created_at": CREATED,
+        "updated_at": UPDATED,
+        "view_count": d["view_count"],
+        "creator_id": 1,
+        "parameters": [],
+    }
+    if with_cards:
+        body["collection"] = collection_json(d["collection_id"])
+        body["dashcards"] = []
+        for i, (dashcard_id, card_id) in enumerate(d["dashcards"]):
+            body["dashcards"].append(
+                {
+                    "id": dashcard_id,
+                    "dashboard_id": dashboard_id,
+                    "card_id": card_id,
+                    "card": card_json(card_id) if card_id else None,
+                    "row": (i // 2) * 4,
+                    "col": (i % 2) * 12,
+                    "size_x": 12,
+                    "size_y": 4,
+                    "parameter_mappings": [],
+                    "visualization_settings": (
+                        {} if card_id else {"virtual_card": {"display": "text"}, "text": "Figures in USD."}
+                    ),
+                }
+            )
+    return body
+
+
+def card_sql(card_id: int) -> str:
+    """The SQL Metabase sends the database for a question (native as written; query-builder compiled)."""
+    card = CARDS[card_id]
+    if "native" in card:
+        return card["native"]
+    mbql = card["mbql"]
+    table = TABLES[mbql["source-table"]]
+    select = "count(*) AS count" if mbql.get("aggregation") == [["count"]] else "*"
+    sql = f'SELECT {select} FROM "{table["schema"]}"."{table["name"]}"'
+    return sql + f" LIMIT {int(mbql.get('limit') or MAX_RESULTS)}"

@@ -1,0 +1,56 @@
+"""The Dagster instance configuration (dagster.yaml) written from the settings, without importing Dagster.
+
+Every process that records runs — `ade materialize`, `ade dev`, the gateway's live tools on any replica — writes
+the same file from the same ade.yaml, so on the Postgres profile they all record into the one instance.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ade_platform.config import ConfigError, Settings
+
+_MARKER = "# written by ade from ade.yaml (dagster:); edit ade.yaml, not this file\n"
+# What earlier versions wrote, without the marker: still ours to replace.
+_LEGACY = "telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n"
+
+
+def dagster_yaml(settings: Settings) -> str:
+    d = settings.dagster
+    text = _MARKER + "telemetry:\n  enabled: false\n"
+    text += f"concurrency:\n  runs:\n    max_concurrent_runs: {d.max_concurrent_runs}\n"
+    if d.storage == "postgres":
+        # The URL comes from the environment at load time: no password in DAGSTER_HOME.
+        text += f"storage:\n  postgres:\n    postgres_url:\n      env: {d.postgres_url_env}\n"
+    return text
+
+
+def ensure_dagster_home(settings: Settings) -> Path:
+    """Write DAGSTER_HOME/dagster.yaml when it is missing or one we wrote; a hand-written file is left alone."""
+    d = settings.dagster
+    if d.storage == "postgres":
+        url = os.environ.get(d.postgres_url_env)
+        if not url:
+            raise ConfigError(
+                f"dagster.storage: postgres needs the environment variable {d.postgres_url_env} "
+                "(postgresql://user:password@host:port/db)"
+            )
+        # dagster-postgres speaks psycopg2; SQLAlchemy's default driver for a bare postgresql:// URL is psycopg 3,
+        # whose server-side parameters break Dagster's NOTIFY. Name the driver for this process and its children.
+        for bare in ("postgresql://", "postgres://"):
+            if url.startswith(bare):
+                os.environ[d.postgres_url_env] = "postgresql+psycopg2://" + url[len(bare) :]
+    home = settings.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    wanted = dagster_yaml(settings)
+    try:
+        current = config.read_text()
+    except FileNotFoundError:
+        current = None
+    if current is None or (current != wanted and (current.startswith(_MARKER) or current == _LEGACY)):
+        tmp = config.with_suffix(".yaml.tmp")
+        tmp.write_text(wanted)
+        os.replace(tmp, config)
+    return home

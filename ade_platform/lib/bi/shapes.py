@@ -1,0 +1,64 @@
+"""The shapes shared by the BI clients, the Dagster assets and the bi-api tools (docs/STORE_ASSETS.md, "BI").
+
+Every BI tool is mapped onto the same few shapes; fields one tool does not have are null (Looker has models
+and explores, Metabase has questions and databases).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from typing_extensions import TypedDict
+
+TileStatus = Literal["ok", "error", "empty", "unknown"]
+DashboardStatus = Literal["ok", "error", "unknown"]
+
+
+class TableRef(TypedDict):
+    relation: str  # database.schema.name as the warehouse names it, unquoted
+    database: str | None
+    schema: str | None
+    name: str
+    how: Literal["sql_parse", "explore_sql_table_name", "source_table"]
+
+
+class ElementInfo(TypedDict):
+    id: str
+    title: str | None
+    type: str  # vis, text, ... (Looker element type; Metabase card display or "text")
+    look_id: str | None
+    question_id: str | None
+    query_id: str | None  # Looker: the query the tile runs
+    database_id: str | None  # Metabase: the database the question runs on
+    model: str | None
+    explore: str | None
+    sql: str | None  # Metabase native SQL; Looker: null (LookML generates it)
+    dimensions: list[str]
+    measures: list[str]
+    columns: list[str]  # warehouse columns the tile reads, where known
+    tables: list[TableRef]
+    runnable: bool  # has a query (text tiles do not)
+    static_error: str | None  # an error visible without running (e.g. a field missing from the explore)
+
+
+class DashboardSummary(TypedDict):
+    id: str
+    title: str
+    folder: str | None
+    created_at: str | None
+    last_updated_at: str | None
+    view_count: int | None
+    url: str | None
+
+
+class DashboardInfo(DashboardSummary):
+    elements: list[ElementInfo]
+
+
+class TileOutcome(TypedDict):
+    element_id: str
+    title: str | None
+    status: TileStatus
+    row_count: int | None
+    error: str | None
+    elapsed_ms: float

@@ -1,0 +1,233 @@
+"""dbt Cloud answers shaped for the agent and for the store: runs, jobs, steps, freshness and artifact summaries.
+
+Plain functions over the Administrative API v2 payloads (dicts as the API returns them), shared by the dbt-cloud
+toolset and the Dagster assets, so a cached answer and a live one have the same shape.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from datetime import UTC, datetime
+from typing import Any
+
+STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "error", 30: "cancelled"}
+# dbtcloud_get_last_run's filter: dbt Cloud's status strings (case-insensitive) -> the numeric status.
+STATUS_FILTERS = {"success": 10, "error": 20, "cancelled": 30}
+TERMINAL = frozenset({10, 20, 30})
+ARTIFACT_NAMES = ("manifest.json", "catalog.json", "run_results.json", "sources.json")
+_INVOKE = re.compile(r"^Invoke dbt with `(?P<command>.+)`$")
+
+
+def status_name(code: Any) -> str:
+    return STATUS_NAMES.get(code if isinstance(code, int) else -1, "unknown")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A dbt Cloud timestamp ("2026-02-19 06:20:15.123456+00:00" or ISO with Z) as an aware datetime."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def iso(value: Any) -> str | None:
+    moment = parse_time(value)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
+def seconds_between(start: Any, end: Any) -> float | None:
+    a, b = parse_time(start), parse_time(end)
+    return round((b - a).total_seconds(), 3) if a and b else None
+
+
+def step_problem(step: str) -> str | None:
+    """Why a steps_override entry is not a dbt command dbt Cloud accepts, or None."""
+    try:
+        words = shlex.split(step)
+    except ValueError as exc:
+        return f"cannot parse {step!r}: {exc}"
+    if len(words) < 2 or words[0] != "dbt" or words[1].startswith("-"):
+        return f"{step!r} is not a dbt command (steps look like 'dbt run --select stg_orders+')"
+    return None
+
+
+def triggered_by(run: dict[str, Any]) -> str:
+    trigger = run.get("trigger") or {}
+    category = str(trigger.get("cause_category") or "").lower()
+    cause = str(trigger.get("cause") or "")
+    if category in ("scheduled", "schedule") or cause.lower().startswith("scheduled"):
+        return "scheduler"
+    if category in ("github", "gitlab", "azure_devops", "webhook") or trigger.get("github_pull_request_id"):
+        return "webhook"
+    return "api"
+
+
+def step_summary(step: dict[str, Any]) -> dict[str, Any]:
+    name = str(step.get("name") or "")
+    match = _INVOKE.match(name)
+    status = status_name(step.get("status"))
+    if str(step.get("status_humanized") or "").lower() == "skipped":
+        status = "skipped"
+    return {
+        "index": step.get("index"),
+        "name": match["command"] if match else name,
+        "status": status,
+        "started_at": iso(step.get("started_at")),
+        "finished_at": iso(step.get("finished_at")),
+        "duration_seconds": seconds_between(step.get("started_at"), step.get("finished_at")),
+    }
+
+
+def run_record(run: dict[str, Any]) -> dict[str, Any]:
+    """One run as the `dbt_cloud_runs` asset stores it (docs/STORE_ASSETS.md)."""
+    trigger = run.get("trigger") or {}
+    return {
+        "id": run.get("id"),
+        "job_id": run.get("job_definition_id") or run.get("job_id"),
+        "status": status_name(run.get("status")),
+        "status_code": run.get("status"),
+        "created_at": iso(run.get("created_at")),
+        "started_at": iso(run.get("started_at")),
+        "finished_at": iso(run.get("finished_at")),
+        "duration_seconds": seconds_between(run.get("started_at"), run.get("finished_at")),
+        "git_sha": run.get("git_sha"),
+        "trigger_cause": trigger.get("cause"),
+        "triggered_by": triggered_by(run),
+        "status_message": run.get("status_message"),
+        "href": run.get("href"),
+        "has_docs_generated": bool(run.get("has_docs_generated")),
+        "has_sources_generated": bool(run.get("has_sources_generated")),
+    }
+
+
+def last_run_answer(record: dict[str, Any]) -> dict[str, Any]:
+    """dbtcloud_get_last_run's shape from a run record."""
+    status = str(record.get("status") or "unknown")
+    return {
+        "run_id": record["id"],
+        "job_id": record["job_id"],
+        "status": status.capitalize(),
+        "started_at": record.get("started_at"),
+        "finished_at": record.get("finished_at"),
+        "duration_seconds": record.get("duration_seconds"),
+        "triggered_by": record.get("triggered_by"),
+        "cause": record.get("trigger_cause"),
+        "git_sha": record.get("git_sha"),
+        "status_message": record.get("status_message"),
+        "href": record.get("href"),
+    }
+
+
+def job_record(job: dict[str, Any], tracked: bool) -> dict[str, Any]:
+    """One job as the `dbt_cloud_jobs` asset stores it (docs/STORE_ASSETS.md), plus what list_jobs shows."""
+    schedule = job.get("schedule") or {}
+    triggers = job.get("triggers") or {}
+    environment = job.get("environment") or {}
+    return {
+        "id": job.get("id"),
+        "name": job.get("name"),
+        "project_id": job.get("project_id"),
+        "environment_id": job.get("environment_id"),
+        "environment_name": environment.get("name"),
+        "execute_steps": list(job.get("execute_steps") or []),
+        "state": job.get("state"),
+        "schedule_enabled": bool(triggers.get("schedule")),
+        "schedule_cron": schedule.get("cron") if triggers.get("schedule") else None,
+        "tracked": tracked,
+        "generate_docs": bool(job.get("generate_docs")),
+        "run_generate_sources": bool(job.get("run_generate_sources")),
+        "job_type": job.get("job_type"),
+    }
+
+
+def list_jobs_entry(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "job_id": record["id"],
+        "name": record.get("name"),
+        "environment_id": record.get("environment_id"),
+        "environment_name": record.get("environment_name"),
+        "schedule_enabled": bool(record.get("schedule_enabled")),
+        "cron": record.get("schedule_cron"),
+        "steps": list(record.get("execute_steps") or []),
+        "generate_docs": bool(record.get("generate_docs")),
+        "run_source_freshness": bool(record.get("run_generate_sources")),
+        "tracked": bool(record.get("tracked")),
+    }
+
+
+def runs_freshness(job: dict[str, Any]) -> bool:
+    """Whether a job's runs include source freshness (the job setting, or an explicit step)."""
+    if job.get("run_generate_sources"):
+        return True
+    return any("source freshness" in " ".join(str(s).split()) for s in job.get("execute_steps") or [])
+
+
+def freshness_rows(sources: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-source rows of a sources.json artifact."""
+    rows = []
+    for result in sources.get("results") or []:
+        unique_id = str(result.get("unique_id") or "")
+        parts = unique_id.split(".")
+        rows.append(
+            {
+                "unique_id": unique_id,
+                "source_name": parts[2] if len(parts) >= 4 else None,
+                "table_name": parts[3] if len(parts) >= 4 else None,
+                "status": result.get("status"),
+                "max_loaded_at": iso(result.get("max_loaded_at")),
+                "snapshotted_at": iso(result.get("snapshotted_at")),
+                "age_seconds": _number(result.get("max_loaded_at_time_ago_in_s")),
+                "error": (result.get("error") or None) if result.get("status") == "runtime error" else None,
+            }
+        )
+    return rows
+
+
+def _number(value: Any) -> float | None:
+    return round(float(value), 3) if isinstance(value, int | float) else None
+
+
+def artifact_summary(name: str, data: Any) -> dict[str, Any]:
+    """What a large artifact holds, in a few hundred bytes: metadata and counts by kind and status."""
+    if not isinstance(data, dict):
+        return {"top_level": type(data).__name__}
+    meta = data.get("metadata") or {}
+    summary: dict[str, Any] = {
+        "dbt_schema_version": meta.get("dbt_schema_version"),
+        "dbt_version": meta.get("dbt_version"),
+        "generated_at": meta.get("generated_at"),
+        "top_level_keys": sorted(data)[:50],
+    }
+    if name == "manifest.json":
+        kinds: dict[str, int] = {}
+        for node in (data.get("nodes") or {}).values():
+            kind = str(node.get("resource_type") or "node")
+            kinds[kind] = kinds.get(kind, 0) + 1
+        summary["nodes_by_resource_type"] = kinds
+        for key in ("sources", "exposures", "metrics", "macros"):
+            summary[f"{key}_count"] = len(data.get(key) or {})
+    elif name in ("run_results.json", "sources.json"):
+        statuses: dict[str, int] = {}
+        for result in data.get("results") or []:
+            status = str(result.get("status"))
+            statuses[status] = statuses.get(status, 0) + 1
+        summary["results_by_status"] = statuses
+        summary["elapsed_time"] = data.get("elapsed_time")
+    elif name == "catalog.json":
+        summary["nodes_count"] = len(data.get("nodes") or {})
+        summary["sources_count"] = len(data.get("sources") or {})
+    return summary
+
+
+def freshness_entry(run: dict[str, Any], sources: dict[str, Any]) -> dict[str, Any]:
+    """dbtcloud_get_source_freshness's body (without job_id) from a run and its sources.json."""
+    return {
+        "run_id": run.get("id"),
+        "run_status": status_name(run.get("status")),
+        "run_finished_at": iso(run.get("finished_at")),
+        "sources": freshness_rows(sources),
+    }

@@ -1,0 +1,1 @@
+"""Benchmark suite: bi (see run.py)."""

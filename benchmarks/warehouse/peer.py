@@ -1,0 +1,144 @@
+"""`warehouse_execute` against `mcp-server-motherduck` (the DuckDB MCP server an agent would otherwise use).
+
+    python -m benchmarks.warehouse.peer [--quick]
+
+Both servers run as a user runs them: spawned over stdio, each from its own virtualenv (the peer's is
+`.tools/motherduck`, installed by `make bench`), read-only on the same DuckDB file, which is written by the
+peer's DuckDB so that both versions can read it. The peer keeps its defaults (read-only, a connection per
+query so that other processes can write the file: the same promise ADE makes to Dagster's writers). Each
+round sends every query to both servers, alternating which goes first; our gateway carries one extra no-op
+tool (`benchmarks/warehouse/gateway.py`), the baseline round trip. Reported: medians and ratios (ours /
+peer; count(*) / no-op).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PEER_PYTHON = REPO / ".tools" / "motherduck" / "bin" / "python"
+PEER_SERVER = REPO / ".tools" / "motherduck" / "bin" / "mcp-server-motherduck"
+ORDERS = 200_000
+CUSTOMERS = 569
+QUERIES = {
+    "count(*) over 200k rows": "SELECT count(*) AS n FROM shop.orders",
+    f"SELECT * of {CUSTOMERS} rows": "SELECT * FROM shop.customers ORDER BY customer_id",
+    "GROUP BY over 200k rows": (
+        "SELECT status, count(*) AS orders, sum(amount) AS amount FROM shop.orders GROUP BY status ORDER BY status"
+    ),
+}
+_BUILD = f"""
+import duckdb, sys
+con = duckdb.connect(sys.argv[1])
+con.execute("create schema shop")
+con.execute(\"\"\"create table shop.customers as
+    select i as customer_id, 'customer ' || i as name, 'c' || i || '@example.com' as email,
+           date '2024-01-01' + (i % 365)::int as signed_up, (i % 7 = 0) as churned
+    from range(1, {CUSTOMERS + 1}) t(i)\"\"\")
+con.execute(\"\"\"create table shop.orders as
+    select i as order_id, 1 + i % {CUSTOMERS} as customer_id,
+           ['placed', 'shipped', 'completed', 'returned'][1 + i % 4] as status,
+           round((i % 997) * 1.37, 2)::decimal(18, 2) as amount,
+           timestamp '2024-01-01' + to_seconds(i * 60) as ordered_at
+    from range({ORDERS}) t(i)\"\"\")
+con.close()
+"""
+
+
+def median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def build_file(path: Path) -> None:
+    subprocess.run([str(PEER_PYTHON), "-c", _BUILD, str(path)], check=True)
+
+
+def write_config(home: Path, db: Path) -> Path:
+    config = home / "ade.yaml"
+    config.write_text(
+        f"home: {home}\n"
+        f"warehouses:\n  bench:\n    type: duckdb\n    path: {db}\n"
+        "mcp:\n  toolsets: [warehouse]\n"
+        "limits:\n  max_rows: 1000\n"
+    )
+    return config
+
+
+async def compare(home: Path, rounds: int) -> None:
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    db = home / "warehouse.duckdb"
+    build_file(db)
+    config = write_config(home, db)
+    ours = StdioTransport(
+        command=sys.executable,
+        args=["-m", "benchmarks.warehouse.gateway"],
+        env={"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"},
+        cwd=str(REPO),
+        log_file=home / "ade.log",
+    )
+    peer = StdioTransport(
+        command=str(PEER_SERVER),
+        args=["--db-path", str(db)],
+        env={"HOME": str(home)},
+        log_file=home / "peer.log",
+    )
+    times: dict[tuple[str, str], list[float]] = {}
+    async with Client(ours) as a, Client(peer) as b:
+        calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
+
+        async def call(side: str, sql: str) -> float:
+            client, tool = calls[side]
+            started = time.perf_counter()
+            result = await client.call_tool(tool, {"sql": sql}, raise_on_error=True)
+            elapsed = time.perf_counter() - started
+            assert not result.is_error
+            return elapsed
+
+        for sql in QUERIES.values():  # warm-up: first calls load drivers (and Dagster on our side)
+            for side in calls:
+                await call(side, sql)
+        noop = []
+        for r in range(rounds):
+            started = time.perf_counter()
+            await a.call_tool("bench_noop", {})
+            noop.append(time.perf_counter() - started)
+            for label, sql in QUERIES.items():
+                order = ("ADE", "motherduck") if r % 2 == 0 else ("motherduck", "ADE")
+                for side in order:
+                    times.setdefault((label, side), []).append(await call(side, sql))
+    print(
+        f"warehouse_execute vs mcp-server-motherduck (stdio, same DuckDB file), {rounds} interleaved rounds"
+    )
+    print(f"    no-op tool (MCP round trip)   ADE {median_ms(noop):8.2f} ms")
+    for label in QUERIES:
+        ade, other = median_ms(times[(label, "ADE")]), median_ms(times[(label, "motherduck")])
+        print(
+            f"    {label:<28}  ADE {ade:8.2f} ms   motherduck {other:8.2f} ms   "
+            f"ratio ADE/motherduck {ade / other:5.2f} x"
+        )
+    count = median_ms(times[("count(*) over 200k rows", "ADE")])
+    print(f"    ratio ADE count(*) / ADE no-op {count / median_ms(noop):5.2f} x   (target <= 2)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if not PEER_SERVER.exists():
+        print("mcp-server-motherduck is not installed (.tools/motherduck); run `make bench`")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(compare(Path(tmp), rounds=15 if args.quick else 60))
+
+
+if __name__ == "__main__":
+    main()

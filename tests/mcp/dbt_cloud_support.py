@@ -1,0 +1,88 @@
+"""A dbt Cloud emulator in its own process and an ade.yaml pointing the dbt-cloud toolset at it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ade_platform.config import Settings, load_settings
+from ade_platform.emulators.dbt_cloud import DEMO_TOKEN
+from ade_platform.emulators.demo import free_port
+
+
+@dataclass
+class Emulator:
+    url: str
+    home: Path
+
+    @property
+    def api(self) -> str:
+        return f"{self.url}/api/v2"
+
+    def rate_limit(self, count: int, retry_after: int = 1) -> None:
+        httpx.post(f"{self.url}/_emulator/rate-limit", json={"count": count, "retry_after": retry_after})
+
+    def counters(self) -> dict[str, int]:
+        return httpx.get(f"{self.url}/_emulator/requests").json()
+
+    def settings(self, *, token: str = DEMO_TOKEN, extra: str = "", base_url: str | None = None) -> Settings:
+        """A dbt Cloud-only configuration (no local dbt project) with its own ADE_HOME."""
+        home = self.home / f"ade-{time.monotonic_ns()}"
+        config = home / "ade.yaml"
+        home.mkdir(parents=True)
+        config.write_text(
+            "home: .\n"
+            "mcp:\n  toolsets: [dbt-cloud, dbt-artifacts]\n"
+            "dbt_cloud:\n"
+            f"  base_url: {base_url or self.api}\n"
+            "  account_id: 7001\n"
+            "  api_token: ${DBT_CLOUD_API_TOKEN}\n"
+            "  project_id: 7101\n"
+            "  tracked_jobs: [7301, 7303]\n"
+            "  poll_interval_seconds: 0.5\n" + extra
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ADE_", "DAGSTER_HOME"))}
+        return load_settings(config, env={**env, "DBT_CLOUD_API_TOKEN": token, "ADE_HOME": str(home)})
+
+
+@contextmanager
+def running_emulator(home: Path, *, history: bool) -> Iterator[Emulator]:
+    port = free_port()
+    env = {**os.environ, "ADE_HOME": str(home), "ADE_DBT_CLOUD_EMULATOR_HISTORY": "1" if history else "0"}
+    log = (home / "emulator.log").open("ab") if home.mkdir(parents=True, exist_ok=True) is None else None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ade_platform.emulators.dbt_cloud", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError("the dbt Cloud emulator exited on start-up")
+            try:
+                httpx.get(f"{url}/health", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield Emulator(url, home)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log:
+            log.close()

@@ -1,0 +1,147 @@
+"""dbt Cloud end to end through MCP: the emulator really runs dbt_demo with dbt-core; trigger -> poll (progress
+notifications) -> artifacts -> freshness, a failing job, and the dbt Cloud artifacts feeding the dbt tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastmcp import Client
+
+from ade_platform.emulators.dbt_cloud import DAILY_JOB, DEMO_TOKEN, FRESHNESS_GATE_JOB
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.toolsets.dbt_cloud import build
+from tests.helpers import call_tool
+from tests.mcp.dbt_cloud_support import Emulator, running_emulator
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    with running_emulator(tmp_path_factory.mktemp("dbtcloud-e2e"), history=False) as emu:
+        yield emu
+
+
+async def _poll_with_progress(
+    server: Any, run_id: int
+) -> tuple[dict[str, Any], list[tuple[float, str | None]]]:
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async with Client(server, progress_handler=on_progress) as client:
+        result = await client.call_tool("dbtcloud_poll_run", {"run_id": run_id, "timeout_seconds": 900})
+    return result.structured_content, seen
+
+
+def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = emulator.settings(extra="  max_artifact_bytes: 100000\n")
+    server = build(BridgeContext.from_settings(settings))
+    cause = "Agent-triggered: end-to-end test"
+    ok, run = call_tool(server, "dbtcloud_trigger_job", {"job_id": DAILY_JOB, "cause": cause})
+    assert ok, run
+    polled, progress = asyncio.run(_poll_with_progress(server, run["run_id"]))
+    assert polled["status"] == "success" and polled["timed_out"] is False, polled
+    assert progress and all(f"run {run['run_id']}" in (m or "") for _, m in progress)
+    assert polled["status_checks"] == len(progress) + 1
+    names = [s["name"] for s in polled["steps"]]
+    assert names == ["dbt source freshness", "dbt build", "dbt docs generate"]
+    assert all(s["duration_seconds"] is not None and s["duration_seconds"] >= 0 for s in polled["steps"])
+    assert polled["duration_seconds"] and polled["duration_seconds"] > 0
+
+    # Small artifact: inlined as dbt wrote it.
+    ok, results = call_tool(
+        server, "dbtcloud_fetch_artifact", {"run_id": run["run_id"], "artifact": "run_results.json"}
+    )
+    assert ok and not results["truncated"], results
+    statuses = {r["unique_id"]: r["status"] for r in results["content"]["results"]}
+    assert statuses["model.dbt_demo.orders"] == "success"
+    # Large artifact: a summary and the resource of the whole file.
+    ok, manifest = call_tool(
+        server, "dbtcloud_fetch_artifact", {"run_id": run["run_id"], "artifact": "manifest.json"}
+    )
+    assert ok and manifest["truncated"] and manifest["content"] is None
+    assert manifest["size_bytes"] > 100_000 and manifest["summary"]["nodes_by_resource_type"]["model"] >= 5
+
+    async def read_resource() -> str:
+        async with Client(server) as client:
+            contents = await client.read_resource(manifest["resource_uri"])
+        return contents[0].text
+
+    whole = json.loads(asyncio.run(read_resource()))
+    assert "model.dbt_demo.orders" in whole["nodes"]
+
+    ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": DAILY_JOB})
+    assert ok and last["run_id"] == run["run_id"] and last["status"] == "Success" and last["cause"] == cause
+    ok, fresh = call_tool(server, "dbtcloud_get_source_freshness", {"job_id": DAILY_JOB})
+    assert ok and fresh["run_id"] == run["run_id"], fresh
+    by_table = {s["table_name"]: s["status"] for s in fresh["sources"]}
+    assert by_table == {"customers": "pass", "orders": "warn", "payments": "error"}
+
+    # The failing job: its explicit freshness step errors (payments is stale) and the build step is skipped.
+    ok, bad = call_tool(
+        server, "dbtcloud_trigger_job", {"job_id": FRESHNESS_GATE_JOB, "cause": "test failure"}
+    )
+    assert ok
+    polled, _ = asyncio.run(_poll_with_progress(server, bad["run_id"]))
+    assert polled["status"] == "error" and "Step 1" in (polled["status_message"] or "")
+    assert [s["status"] for s in polled["steps"]] == ["error", "skipped"]
+    ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": FRESHNESS_GATE_JOB, "status": "Error"})
+    assert ok and last["run_id"] == bad["run_id"]
+    ok, missing = call_tool(
+        server, "dbtcloud_fetch_artifact", {"run_id": bad["run_id"], "artifact": "catalog.json"}
+    )
+    assert not ok and missing["error"] == "artifact_not_found"
+    assert DEMO_TOKEN not in json.dumps([run, polled, results["provenance"], last, fresh, missing])
+
+    # Dagster snapshots the account; the dbt-artifacts tools then answer from the dbt Cloud run's artifacts.
+    assets_answer_from_dbt_cloud(emulator, monkeypatch, success_run=run["run_id"], failed_run=bad["run_id"])
+
+
+def assets_answer_from_dbt_cloud(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, *, success_run: int, failed_run: int
+) -> None:
+    import io
+
+    import dagster as dg
+
+    from ade_platform.definitions import build_definitions
+    from ade_platform.ops import materialize
+    from mcp_bridge.toolsets.dbt_artifacts import build as build_artifacts
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    settings = emulator.settings(extra="  dbt_tools_job: 7301\n")
+    log = io.StringIO()
+    assert materialize(settings, "*", out=log) == 0, log.getvalue()[-3000:]
+    ctx = BridgeContext.from_settings(settings)
+
+    ok, lineage = call_tool(
+        build_artifacts(ctx), "dbt_get_lineage", {"node_id": "model.dbt_demo.orders", "direction": "upstream"}
+    )
+    assert ok, lineage
+    assert "model.dbt_demo.stg_orders" in json.dumps(lineage)
+    assert lineage["provenance"]["dbt_cloud"]["run_id"] == success_run
+    assert lineage["provenance"]["dbt_cloud"]["job_id"] == DAILY_JOB
+
+    server = build(ctx)
+    ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": FRESHNESS_GATE_JOB, "status": "Error"})
+    assert ok and last["run_id"] == failed_run and last["provenance"]["source"] == "cache"
+    ok, jobs = call_tool(server, "dbtcloud_list_jobs", {"project_id": 7101})
+    assert ok and jobs["provenance"]["source"] == "cache" and jobs["count"] == 3
+    ok, fresh = call_tool(server, "dbtcloud_get_source_freshness", {"job_id": DAILY_JOB})
+    assert ok and fresh["provenance"]["source"] == "cache" and fresh["run_id"] == success_run
+
+    # The sensor notices the failed run of a tracked job once.
+    defs = build_definitions(settings)
+    sensor = defs.resolve_sensor_def("dbt_cloud_failed_run_sensor")
+    with dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=None) as context:
+        result = sensor(context)
+    assert [r.run_key for r in result.run_requests] == [f"dbt_cloud_failed_run_{failed_run}"]
+    with dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(), cursor=str(failed_run)) as context:
+        again = sensor(context)
+    assert not getattr(again, "run_requests", None)

@@ -1,0 +1,276 @@
+"""The incident moment, on a project other than the demo (generated here): the first tool call after a
+failed dbt build, a dbt run outside ADE, or a column renamed in the warehouse reports it, and says where
+its answer came from.
+
+One small dbt project on DuckDB is built once for the module (`ade materialize`, as a user would); the
+tests then break it in the order an incident unfolds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ade_platform.config import Settings, load_settings
+from mcp_bridge.server import build_server
+from tests.helpers import call_tool
+
+# Several real `ade materialize` runs and a dbt run (about a minute on an idle machine, far more on a loaded one):
+# in `make test-slow`, with a generous time limit.
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
+
+PROJECT = {
+    "dbt_project.yml": """
+name: incident_shop
+version: "1.0.0"
+config-version: 2
+profile: incident_shop
+model-paths: ["models"]
+models:
+  incident_shop:
+    +materialized: table
+""",
+    "profiles.yml": """
+incident_shop:
+  target: dev
+  outputs:
+    dev:
+      type: duckdb
+      path: "{{ env_var('ADE_DUCKDB_PATH') }}"
+      schema: main
+      threads: 1
+""",
+    "models/stg_orders.sql": """
+select 1::integer as order_id, 'placed'::varchar as status, 10.5::decimal(4,1) as amount
+union all select 2, 'shipped', 20.0
+""",
+    "models/orders.sql": "select order_id, status, amount from {{ ref('stg_orders') }}\n",
+    "models/order_totals.sql": "select status, sum(amount) as total from {{ ref('orders') }} group by status\n",
+    "models/schema.yml": """
+version: 2
+models:
+  - name: orders
+    columns:
+      - name: order_id
+        data_type: integer
+        data_tests: [not_null, unique]
+      - name: status
+        data_type: varchar
+      - name: amount
+        data_type: decimal(4,1)
+""",
+}
+ADE_YAML = """
+home: {home}
+warehouses:
+  shop:
+    type: duckdb
+    path: ${{ADE_HOME}}/warehouse/shop.duckdb
+dbt:
+  project_dir: {project}
+  profiles_dir: {project}
+  warehouse: shop
+mcp:
+  toolsets: [dbt-artifacts, warehouse]
+"""
+
+
+def _materialize(settings: Settings, select: str = "group:dbt_models") -> tuple[int, str]:
+    """`ade materialize` in-process; rebuilds select the dbt models only (one dbt invocation): the run
+    results, manifest and lineage index must come from the build step itself."""
+    from ade_platform.ops import materialize
+
+    out = io.StringIO()
+    code = materialize(settings, select, out=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    root = tmp_path_factory.mktemp("incident")
+    project = root / "incident_shop"
+    for rel, text in PROJECT.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text.lstrip())
+    config = root / "ade.yaml"
+    config.write_text(ADE_YAML.format(home=root / "ade", project=project))
+    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "ADE_DUCKDB_PATH")}
+    os.environ.pop("DAGSTER_HOME", None)
+    env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
+    settings = load_settings(config, env=env)
+    code, log = _materialize(settings, "*")
+    assert code == 0, log[-3000:]
+    yield settings
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _call(settings: Settings, tool: str, args: dict | None = None) -> tuple[bool, dict]:
+    # A fresh gateway per question, like a new MCP session (the store is what carries state).
+    return call_tool(build_server(settings), tool, args or {})
+
+
+def _warehouse(settings: Settings) -> Path:
+    return settings.warehouses["shop"].path  # type: ignore[union-attr]
+
+
+def test_a_failed_build_is_reported_on_the_first_call(shop: Settings) -> None:
+    ok, before = _call(shop, "dbt_get_failed_models")
+    assert ok and before["failed"] == [], before
+    project = shop.dbt.project_dir  # type: ignore[union-attr]
+    orders = project / "models" / "orders.sql"
+    good = orders.read_text()
+    # The incident: a model references a column that does not exist, and a new model depends on it.
+    orders.write_text("select order_id, status, amount, no_such_column from {{ ref('stg_orders') }}\n")
+    (project / "models" / "order_flags.sql").write_text(
+        "select order_id, amount > 15 as big from {{ ref('orders') }}\n"
+    )
+    try:
+        code, log = _materialize(shop)
+        assert code == 1, log[-3000:]  # the Dagster run still fails
+
+        ok, failed = _call(shop, "dbt_get_failed_models")
+        assert ok, failed
+        assert [f["name"] for f in failed["failed"]] == ["orders"], failed
+        skipped = {s["name"] for s in failed["skipped"]}
+        assert {"order_totals", "order_flags"} <= skipped, failed
+        assert failed["provenance"]["source"] == "cache" and failed["provenance"]["stale"] is False
+
+        # The graph of the build that just ran (a model it added included), not the last good one.
+        ok, blast = _call(shop, "dbt_get_blast_radius", {"node_id": "orders"})
+        assert ok, blast
+        assert "order_flags" in {a["name"] for a in blast["affected"]}, blast
+    finally:
+        orders.write_text(good)
+        (project / "models" / "order_flags.sql").unlink()
+    code, log = _materialize(shop)
+    assert code == 0, log[-3000:]
+    ok, after = _call(shop, "dbt_get_failed_models")
+    assert ok and after["failed"] == [], after
+
+
+def test_a_dbt_run_outside_ade_flags_answers_stale_until_the_sensor_publishes_it(shop: Settings) -> None:
+    from ade_platform.defs.dbt import publish_external_artifacts
+    from ade_platform.lib.dbt.staleness import watched_target
+
+    project = shop.dbt.project_dir  # type: ignore[union-attr]
+    target = watched_target(None, project)
+    assert target == project / "target"
+    ok, before = _call(shop, "dbt_get_failed_models")
+    assert ok and before["provenance"]["stale"] is False, before
+    # Someone runs dbt in a terminal (its default target folder), selecting one model that fails.
+    orders = project / "models" / "orders.sql"
+    good = orders.read_text()
+    orders.write_text("select order_id, nope from {{ ref('stg_orders') }}\n")
+    try:
+        env = {**os.environ, "ADE_DUCKDB_PATH": str(_warehouse(shop))}
+        dbt = Path(sys.executable).parent / "dbt"
+        proc = subprocess.run(
+            [
+                str(dbt if dbt.exists() else "dbt"),
+                "run",
+                "--select",
+                "orders",
+                "--profiles-dir",
+                str(project),
+            ],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 1, proc.stdout[-2000:]
+    finally:
+        orders.write_text(good)
+    assert (target / "run_results.json").exists()
+
+    ok, stale = _call(shop, "dbt_get_failed_models")
+    assert ok, stale
+    assert stale["provenance"]["stale"] is True, stale["provenance"]
+    assert "run_results.json" in stale["provenance"]["stale_reason"]
+    assert stale["failed"] == []  # still the snapshot's answer, but it says it is superseded
+    ok, graph = _call(shop, "dbt_get_lineage", {"node_id": "orders", "direction": "upstream"})
+    assert ok and graph["provenance"]["stale"] is True, graph["provenance"]
+
+    # The Dagster sensor's tick publishes what dbt wrote there; the next answer describes that run.
+    publish_external_artifacts(shop, target)
+    ok, fresh = _call(shop, "dbt_get_failed_models")
+    assert ok, fresh
+    assert fresh["provenance"]["stale"] is False, fresh["provenance"]
+    assert [f["name"] for f in fresh["failed"]] == ["orders"], fresh
+    shutil.rmtree(target)
+
+
+def test_a_build_under_way_flags_the_previous_answers(shop: Settings) -> None:
+    from ade_platform.lib.dbt.publish import mark_invocation
+    from ade_platform.store import StoreWriter
+
+    writer = StoreWriter(shop.store_root)
+    mark_invocation(writer, state="running", run_id="abcdef12-run", started_at="2999-01-01T00:00:00+00:00")
+    try:
+        ok, answer = _call(shop, "dbt_get_model_tests", {"model_name": "orders"})
+        assert ok and answer["provenance"]["stale"] is True, answer["provenance"]
+        assert "abcdef12" in answer["provenance"]["stale_reason"]
+    finally:
+        mark_invocation(
+            writer, state="published", run_id="abcdef12-run", started_at="2999-01-01T00:00:00+00:00"
+        )
+    ok, answer = _call(shop, "dbt_get_model_tests", {"model_name": "orders"})
+    assert ok and answer["provenance"]["stale"] is False
+
+
+def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settings) -> None:
+    import duckdb
+
+    ok, before = _call(shop, "warehouse_detect_schema_drift", {"model_name": "orders"})
+    assert ok and before["drift_detected"] is False, before
+    with duckdb.connect(str(_warehouse(shop))) as con:
+        con.execute("alter table main.orders rename column status to order_status")
+    try:
+        ok, drift = _call(shop, "warehouse_detect_schema_drift", {"model_name": "orders"})
+        assert ok, drift
+        assert drift["drift_detected"] is True
+        assert drift["likely_renames"] == [{"from": "status", "to": "order_status"}], drift
+        assert drift["provenance"]["source"] == "live" and drift["provenance"]["stale"] is False
+        # Not in any snapshot yet: first seen by this live observation.
+        assert drift["added_in_warehouse"][0]["since"]["first_seen_version"] == "live"
+        assert drift["provenance"]["history"]["asset"] == "warehouse_schema_shop"
+
+        ok, schema = _call(shop, "warehouse_get_schema", {"schema_name": "main", "table_name": "orders"})
+        assert ok and schema["provenance"]["source"] == "live", schema
+        assert [c["column_name"] for c in schema["columns"]] == ["order_id", "order_status", "amount"]
+
+        # Unreachable warehouse: the snapshot's answer, flagged stale with the error code.
+        path = _warehouse(shop)
+        moved = path.with_name("away.duckdb")
+        path.rename(moved)
+        try:
+            ok, cached = _call(shop, "warehouse_detect_schema_drift", {"model_name": "orders"})
+            ok2, cached_schema = _call(
+                shop, "warehouse_get_schema", {"schema_name": "main", "table_name": "orders"}
+            )
+        finally:
+            moved.rename(path)
+        assert ok and ok2, (cached, cached_schema)
+        for answer in (cached, cached_schema):
+            prov = answer["provenance"]
+            assert prov["source"] == "cache" and prov["stale"] is True, prov
+            assert prov["live_error"] == "connection_failed" and "connection_failed" in prov["stale_reason"]
+        assert cached["drift_detected"] is False  # what the snapshot knew
+        assert "status" in [c["column_name"] for c in cached_schema["columns"]]
+    finally:
+        with duckdb.connect(str(_warehouse(shop))) as con:
+            con.execute("alter table main.orders rename column order_status to status")
+    json.dumps(drift)  # answers are plain JSON

@@ -1,0 +1,143 @@
+"""Real orchestrator servers on 127.0.0.1 for the slow tests, each from its own virtualenv under .tools/
+(`make orchestrators`). Session-scoped: started once, stopped when the session ends (Airflow is CPU-heavy)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ade_platform.emulators.demo import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / ".tools"
+HERE = Path(__file__).resolve().parent
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if proc.poll() is not None:
+            pytest.fail(f"server exited ({proc.returncode}); log tail:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=3).status_code < 500:
+                return time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    _stop(proc)
+    pytest.fail(f"server at {url} not ready in {timeout:.0f} s; log tail:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`airflow standalone` (Airflow 3, simple auth manager, SQLite, LocalExecutor) with our DAGs."""
+    airflow = TOOLS / "airflow" / "bin" / "airflow"
+    if not airflow.exists():
+        pytest.skip("Airflow is not installed: run `make orchestrators`")
+    home = tmp_path_factory.mktemp("airflow")
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "DAGSTER"))},
+        "PATH": f"{airflow.parent}:{os.environ['PATH']}",
+        "AIRFLOW_HOME": str(home),
+        "ADE_TEST_DBT": str(REPO / ".venv" / "bin" / "dbt"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(HERE / "airflow_dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "ade:admin",
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API__WORKERS": "1",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+    }
+    log = home / "standalone.log"
+    started = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(airflow), "standalone"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait(f"{url}/api/v2/version", proc, log, 900)
+        passwords = home / "simple_auth_manager_passwords.json.generated"
+        while not passwords.exists() and time.monotonic() - started < 60:
+            time.sleep(0.5)
+        password = json.loads(passwords.read_text())["ade"]
+        yield {
+            "url": url,
+            "username": "ade",
+            "password": password,
+            "start_seconds": f"{time.monotonic() - started:.0f}",
+        }
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`prefect server start` (Prefect 3.4, SQLite) with flows, a deployment and failed/successful runs."""
+    prefect = TOOLS / "prefect" / "bin" / "prefect"
+    if not prefect.exists():
+        pytest.skip("Prefect is not installed: run `make orchestrators`")
+    home = tmp_path_factory.mktemp("prefect")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PREFECT", "DAGSTER"))},
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_URL": url,
+        "PREFECT_SERVER_API_HOST": "127.0.0.1",
+        "PREFECT_SERVER_API_PORT": str(port),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_UI_ENABLED": "false",
+        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+    }
+    log = home / "server.log"
+    started = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        _wait(f"{url}/health", proc, log, 180)
+        start_seconds = time.monotonic() - started
+        runner = subprocess.run(
+            [str(TOOLS / "prefect" / "bin" / "python"), str(HERE / "prefect_flows.py")],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        if runner.returncode != 0:
+            pytest.fail(f"prefect flows failed to run:\n{runner.stdout[-2000:]}\n{runner.stderr[-3000:]}")
+        yield {
+            "url": url,
+            "start_seconds": f"{start_seconds:.0f}",
+            **json.loads(runner.stdout.strip().splitlines()[-1]),
+        }
+    finally:
+        _stop(proc)

@@ -1,0 +1,101 @@
+"""The orchestrator toolset against a real Prefect 3 server, with flow runs of our own
+(tests/orchestrators/prefect_flows.py): failed and successful runs, a retried task, a deployment to trigger."""
+
+from __future__ import annotations
+
+import pytest
+
+from ade_platform.clients.orchestrator import OrchestratorError
+from ade_platform.clients.prefect import PrefectClient
+from ade_platform.config import OrchestratorSettings, PrefectSettings
+from ade_platform.live import LiveRunner
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.server import build_server
+from tests.conftest import settings_for
+from tests.helpers import call_tool, call_tools
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+P = {"backend": "prefect"}
+
+
+@pytest.fixture(scope="module")
+def prefect_stack(prefect_server: dict[str, str], tmp_path_factory: pytest.TempPathFactory):
+    home = tmp_path_factory.mktemp("orch-prefect") / "ade"
+    orchestrators = OrchestratorSettings(
+        prefect=PrefectSettings(api_url=prefect_server["url"], flows=["hello"])
+    )
+    settings = settings_for(home).model_copy(update={"orchestrators": orchestrators})
+    ctx = BridgeContext.from_settings(settings)
+    ctx._live = LiveRunner(settings.dagster_home)
+    return build_server(settings, only="orchestrator", ctx=ctx), ctx, prefect_server
+
+
+def test_failed_flow_run_task_log_and_signature(prefect_stack) -> None:
+    server, _, ids = prefect_stack
+    ok, last = call_tool(
+        server, "orchestrator_get_last_run", {"dag_id": "nightly_dbt", "status": "FAILED", **P}
+    )
+    assert ok and last["run_id"] == ids["failed_run"] and last["state"] == "FAILED", last
+    base = {"dag_id": "nightly_dbt", "run_id": last["run_id"], "task_id": "dbt_build", **P}
+    (ok_t, task), (ok_l, logs) = call_tools(
+        server, [("orchestrator_get_task_status", base), ("orchestrator_fetch_logs", base)]
+    )
+    assert ok_t and task["state"] == "FAILED" and task["try_number"] == 1 and task["max_tries"] == 1, task
+    assert ok_l and "Database Error in model stg_orders" in logs["log_text"], logs
+    ok, found = call_tool(server, "orchestrator_detect_patterns", {"log_text": logs["log_text"]})
+    assert ok and found["matched_signatures"][:2] == ["dbt_missing_column", "dbt_database_error"]
+
+
+def test_retried_task_run(prefect_stack) -> None:
+    server, _, ids = prefect_stack
+    ok, task = call_tool(
+        server,
+        "orchestrator_get_task_status",
+        {"dag_id": "flaky_extract", "run_id": ids["retried_run"], "task_id": "extract", **P},
+    )
+    assert ok and task["state"] == "COMPLETED" and task["try_number"] == 2 and task["max_tries"] == 3, task
+
+
+def test_history_and_trigger_from_the_deployment(prefect_stack) -> None:
+    server, ctx, _ = prefect_stack
+    ok, history = call_tool(server, "orchestrator_get_run_history", {"dag_id": "hello", **P})
+    assert ok and history["total_runs"] == 1 and history["success_count"] == 1, history
+    conf = {"name": "agent", "reason": "agent: check the deployment"}
+    ok, started = call_tool(
+        server, "orchestrator_trigger_dag", {"dag_id": "hello/on-demand", "conf": conf, **P}
+    )
+    assert ok and started["state"] == "SCHEDULED", started
+    ok, latest = call_tool(
+        server, "orchestrator_get_last_run", {"dag_id": "hello/on-demand", "status": "any", **P}
+    )
+    assert ok and latest["run_id"] == started["run_id"] and latest["run_type"] == "deployment"
+    audit = [r for r in ctx.live().instance().get_runs() if r.job_name == "live__orchestrator_trigger_dag"]
+    assert len(audit) == 1 and audit[0].tags["ade/cause"] == conf["reason"]
+
+
+ERRORS = [
+    ("orchestrator_get_last_run", {"dag_id": "no_such_flow"}, "dag_not_found"),
+    ("orchestrator_get_last_run", {"dag_id": "hello/no-such-deployment"}, "dag_not_found"),
+    ("orchestrator_get_task_status", {"dag_id": "hello", "run_id": "nope", "task_id": "x"}, "run_not_found"),
+    ("orchestrator_fetch_logs", {"dag_id": "nightly_dbt", "run_id": "@failed", "task_id": "nope"}, "task_not_found"),
+    ("orchestrator_trigger_dag", {"dag_id": "nightly_dbt"}, "dag_not_found"),
+]  # fmt: skip
+
+
+def test_errors(prefect_stack) -> None:
+    server, _, ids = prefect_stack
+    calls = [
+        (tool, {**P, **{k: ids["failed_run"] if v == "@failed" else v for k, v in args.items()}})
+        for tool, args, _ in ERRORS
+    ]
+    for (ok, error), (tool, _, code) in zip(call_tools(server, calls), ERRORS, strict=True):
+        assert not ok and error["error"] == code, (tool, error)
+    with pytest.raises(OrchestratorError) as closed:
+        PrefectClient("http://127.0.0.1:9/api").list_dags()
+    assert closed.value.code == "connection_failed"
+
+
+def test_list_deployments(prefect_stack) -> None:
+    _, _, ids = prefect_stack
+    dags = PrefectClient(ids["url"]).list_dags()
+    assert [d["dag_id"] for d in dags] == ["hello/on-demand"]

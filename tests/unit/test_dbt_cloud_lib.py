@@ -1,0 +1,52 @@
+"""Shaping of dbt Cloud API payloads (ade_platform/lib/dbt_cloud.py)."""
+
+from __future__ import annotations
+
+from ade_platform.lib import dbt_cloud as lib
+
+
+def test_statuses_and_times() -> None:
+    assert [lib.status_name(c) for c in (1, 2, 3, 10, 20, 30, 99, None)] == [
+        "queued", "starting", "running", "success", "error", "cancelled", "unknown", "unknown",
+    ]  # fmt: skip
+    assert lib.iso("2026-02-19 06:20:15.123456+00:00") == "2026-02-19T06:20:15Z"
+    assert lib.seconds_between("2026-02-19T06:20:15Z", "2026-02-19 06:24:30+00:00") == 255.0
+    assert lib.seconds_between(None, "2026-02-19T06:24:30Z") is None
+
+
+def test_step_problem() -> None:
+    assert lib.step_problem("dbt run --select stg_orders+") is None
+    assert lib.step_problem("rm -rf /") and lib.step_problem("dbt") and lib.step_problem("dbt 'unclosed")
+
+
+def test_run_record_and_last_run() -> None:
+    run = {
+        "id": 5, "job_definition_id": 7, "status": 20, "status_message": "Step 1 failed",
+        "created_at": "2026-02-19 06:20:00+00:00", "started_at": "2026-02-19 06:20:15+00:00",
+        "finished_at": "2026-02-19 06:21:15+00:00", "trigger": {"cause": "Scheduled run"}, "git_sha": "abc",
+    }  # fmt: skip
+    record = lib.run_record(run)
+    assert record["status"] == "error" and record["duration_seconds"] == 60.0
+    assert record["triggered_by"] == "scheduler"
+    answer = lib.last_run_answer(record)
+    assert answer["status"] == "Error" and answer["cause"] == "Scheduled run" and answer["run_id"] == 5
+
+
+def test_freshness_rows_and_summary() -> None:
+    sources = {
+        "metadata": {"dbt_version": "1.11.0"},
+        "results": [
+            {"unique_id": "source.p.raw.orders", "status": "warn", "max_loaded_at": "2026-02-17T12:00:00+00:00",
+             "max_loaded_at_time_ago_in_s": 151200.0},
+            {"unique_id": "source.p.raw.payments", "status": "runtime error", "error": "relation missing"},
+        ],
+    }  # fmt: skip
+    rows = lib.freshness_rows(sources)
+    assert [(r["source_name"], r["table_name"], r["status"]) for r in rows] == [
+        ("raw", "orders", "warn"), ("raw", "payments", "runtime error"),
+    ]  # fmt: skip
+    assert rows[0]["age_seconds"] == 151200.0 and rows[1]["error"] == "relation missing"
+    summary = lib.artifact_summary("sources.json", sources)
+    assert summary["results_by_status"] == {"warn": 1, "runtime error": 1}
+    assert lib.runs_freshness({"execute_steps": ["dbt  source freshness"]})
+    assert not lib.runs_freshness({"execute_steps": ["dbt build"]})
