@@ -77,11 +77,20 @@ def cmd_guard_classify(args: argparse.Namespace) -> int:
     else:
         print("ade guard: no snowflake section configured; using the default policy", file=sys.stderr)
         policy = GuardPolicy(exclusion_regexes=DEFAULT_EXCLUSION_REGEXES)
+    from ade_platform.lib.guard.classify import parser_warning_count
+
     kwargs = {"database": args.database, "schema": args.schema, "explain": args.explain}
     if args.file == "-":
-        return run(policy, sys.stdin, sys.stdout, **kwargs)
-    with open(args.file, encoding="utf-8") as source:
-        return run(policy, source, sys.stdout, **kwargs)
+        status = run(policy, sys.stdin, sys.stdout, **kwargs)
+    else:
+        with open(args.file, encoding="utf-8") as source:
+            status = run(policy, source, sys.stdout, **kwargs)
+    if notes := parser_warning_count():
+        print(
+            f"ade guard: {notes} statement(s) used sqlglot's generic command parsing (classified conservatively)",
+            file=sys.stderr,
+        )
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -27,6 +28,7 @@ from ade_platform.lib.guard import GuardPolicy, classify_sql
 from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits
 from benchmarks.snowflake.queries import corpora, real_world
 
+HERE = Path(__file__).parent
 POLICY = GuardPolicy(
     exclusion_patterns=("PROD_*", "*_BACKUP", "*.HR.*", "*PII*"),
     default_database="ANALYTICS",
@@ -69,6 +71,49 @@ def bench_classification(quick: bool) -> None:
     )
     if long:
         print(f"    models  p50 {pct(long, 50) * 1000:7.2f} ms   p95 {pct(long, 95) * 1000:7.2f} ms")
+
+
+def _honest() -> list[tuple[str, bool]]:
+    """honest.sql: (statement, expected allowed); a trailing `-- DATA: why` marks the honest exceptions."""
+    out = []
+    for line in (HERE / "honest.sql").read_text().splitlines():
+        if line.strip() and not line.startswith("--"):
+            sql, _, note = line.partition(" -- DATA:")
+            out.append((sql if note else line, not note))
+    return out
+
+
+def bench_precision(quick: bool) -> None:
+    """Share of honest analyst statements allowed (METADATA/SCALAR) next to adversarial ones (must be 0)."""
+    honest = _honest()
+    attacks = [json.loads(x) for x in (HERE / "adversarial.jsonl").read_text().splitlines() if x.strip()]
+    policy = GuardPolicy()
+    repeats = 3 if quick else 15
+    for sql, _ in honest[:20]:
+        classify_sql(sql, policy)  # warm sqlglot's caches
+    times: list[float] = []
+    verdicts: dict[str, str] = {}
+    for _ in range(repeats):
+        for sql in [s for s, _ in honest] + [c["sql"] for c in attacks]:
+            started = time.perf_counter()
+            verdicts[sql] = classify_sql(sql, policy).classification
+            times.append(time.perf_counter() - started)
+    allowed = [s for s, _ in honest if verdicts[s] in ("METADATA", "SCALAR")]
+    leaks = [c for c in attacks if c["must"] == "DATA" and verdicts[c["sql"]] in ("METADATA", "SCALAR")]
+    side_effects = [c for c in attacks if c["must"] == "WRITE"]
+    executed = [c for c in side_effects if verdicts[c["sql"]] != "WRITE"]
+    print(f"guard precision, default policy ({len(honest)} honest statements, {len(attacks)} adversarial)")
+    print(
+        f"    honest allowed      {len(allowed):4d} / {len(honest):4d}  ({100 * len(allowed) / len(honest):5.1f} %)"
+        f"   expected {sum(ok for _, ok in honest)}"
+    )
+    leak_cases = len(attacks) - len(side_effects)
+    print(f"    adversarial allowed {len(leaks):4d} / {leak_cases:4d}  (leaks)")
+    print(f"    side effects not WRITE {len(executed):4d} / {len(side_effects):4d}")
+    print(
+        f"    classification p50 {pct(times, 50) * 1000:6.3f} ms   p95 {pct(times, 95) * 1000:6.3f} ms"
+        f"   ({repeats} passes)"
+    )
 
 
 def bench_proxy_work(quick: bool) -> None:
@@ -156,6 +201,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer statements and runs")
     args = parser.parse_args()
     bench_classification(args.quick)
+    bench_precision(args.quick)
     bench_proxy_work(args.quick)
     bench_proxy(args.quick)
 

@@ -99,6 +99,12 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
     } <= errors
     kinds = {json.loads(text).get("classification") for _, _, is_error, text in answers if not is_error}
     assert {"METADATA", "SCALAR", "DATA"} <= kinds
+    # The statements the guard now allows are answered with counts, not refused or redacted.
+    allowed = {c["sql"] for c in CORPUS if c.get("allowed")}
+    for sql, tool, is_error, text in answers:
+        if sql in allowed and tool == "execute_scalar":
+            body = json.loads(text)
+            assert not is_error and body["classification"] == "SCALAR" and not body["redacted"], (sql, text)
     # execute_scalar on DATA statements answers with the spec's reclassified (QUERY_CLASSIFIED) response.
     reclassified = [
         json.loads(text) for _, tool, is_error, text in answers if tool == "execute_scalar" and not is_error

@@ -138,8 +138,12 @@ def test_allowed_table_function_is_data_not_write() -> None:
 
 def test_explain_objects_come_from_the_inner_statement() -> None:
     result = classify_sql("EXPLAIN SELECT * FROM prod.hr.salaries", GuardPolicy())
-    assert result.classification == "DATA"
+    assert result.classification == "METADATA"
     assert result.objects == ["PROD.HR.SALARIES"]
+    excluded = classify_sql(
+        "EXPLAIN SELECT * FROM prod.hr.salaries", GuardPolicy(exclusion_patterns=("PROD.*",))
+    )
+    assert excluded.excluded == ["PROD.HR.SALARIES"]
 
 
 def test_explain_reasons_are_readable() -> None:

@@ -57,7 +57,8 @@ def test_console_entry_point_reads_stdin(tmp_path: Path) -> None:
     config.write_text("home: .ade\n")
     proc = subprocess.run(
         [sys.executable, "-m", "ade_platform.cli", "--config", str(config), "guard", "classify"],
-        input="SELECT MAX(ssn) FROM users\nSELECT COUNT(DISTINCT ssn) FROM users\n",
+        input="SELECT MAX(ssn) FROM users\nSELECT COUNT(DISTINCT ssn) FROM users\n"
+        + "SHOW MATERIALIZED VIEWS\nEXPLAIN SELECT 1\nCALL p()\n",
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -65,5 +66,9 @@ def test_console_entry_point_reads_stdin(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert [json.loads(line)["classification"] for line in proc.stdout.splitlines()] == ["DATA", "SCALAR"]
+    classes = [json.loads(line)["classification"] for line in proc.stdout.splitlines()]
+    assert classes == ["DATA", "SCALAR", "METADATA", "METADATA", "WRITE"]
     assert "default policy" in proc.stderr
+    # sqlglot's "unsupported syntax, falling back to Command" is one summary line, not one per statement.
+    assert "unsupported syntax" not in proc.stderr
+    assert proc.stderr.count("\n") == 2 and "3 statement(s)" in proc.stderr

@@ -151,9 +151,31 @@ def _literal_arg(fn: exp.Expression, index: int) -> str | None:
     arg = args[index]
     if isinstance(arg, exp.Kwarg):
         arg = arg.expression
-    if isinstance(arg, exp.Literal) and arg.is_string:
-        return arg.this
-    return ""  # present but not a literal: the object cannot be known before execution
+    folded = constant_text(arg)
+    return "" if folded is None else folded  # "": not a constant, the object is only known at run time
+
+
+def constant_text(node: exp.Expression | None) -> str | None:
+    """The value of a string literal or a concatenation of literals (``'DB.' || 'S.T'``), else None."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.this
+    if isinstance(node, exp.Paren):
+        return constant_text(node.this)
+    if isinstance(node, exp.DPipe):
+        left, right = constant_text(node.this), constant_text(node.expression)
+        return None if left is None or right is None else left + right
+    if isinstance(node, exp.Concat):
+        parts = [constant_text(e) for e in node.expressions]
+        return None if any(p is None for p in parts) else "".join(p or "" for p in parts)
+    return None
+
+
+def _constant_arguments(fn: exp.Expression) -> bool:
+    args = fn.expressions if isinstance(fn, exp.Anonymous) else list(fn.iter_expressions())
+    values = [a.expression if isinstance(a, exp.Kwarg) else a for a in args]
+    return all(
+        isinstance(v, (exp.Literal, exp.Boolean, exp.Null)) or constant_text(v) is not None for v in values
+    )
 
 
 class _Scanner:
@@ -197,6 +219,11 @@ class _Scanner:
             self.table_function(this)
             return
         kind, relation = _context_kind(table)
+        if isinstance(this, exp.DirectoryStage) and isinstance(this.this, exp.Var):
+            # DIRECTORY(@stage): the stage's file listing (paths, sizes, dates), like LIST.
+            self.stage(this.this.name, relation=False)
+            self.scan.metadata_sources += 1
+            return
         if isinstance(this, exp.Var) and this.name.startswith("@"):
             self.stage(this.name, relation)
             return
@@ -298,11 +325,31 @@ class _Scanner:
             self.scan.add(self.scan.sources, "result_scan")
             self.scan.add(self.scan.names_unsafe, "result_scan")
             self.scan.opaque_source = True
+        elif name == "INFER_SCHEMA":
+            # Column names and types of staged files; the stage and file format are checked like objects.
+            self.scan.metadata_sources += 1
+            self.infer_schema(node)
         elif name in DATA_TABLE_FUNCTIONS:
             self.scan.add(self.scan.sources, f"system_table_function:{name}")
         elif name not in SAFE_TABLE_FUNCTIONS:
             self.user_table_function((name,))
         # FLATTEN / SPLIT_TO_TABLE / GENERATOR only reshape their arguments: nothing to record.
+
+    def infer_schema(self, fn: exp.Expression) -> None:
+        for arg in fn.expressions if isinstance(fn, exp.Anonymous) else []:
+            key = arg.this.name.upper() if isinstance(arg, exp.Kwarg) else ""
+            value = constant_text(arg.expression) if isinstance(arg, exp.Kwarg) else None
+            if key == "LOCATION":
+                if value and value.startswith("@"):
+                    self.stage(value, relation=False)
+                else:
+                    self.unresolved("INFER_SCHEMA(LOCATION)", "STAGE")
+            elif key == "FILE_FORMAT":
+                if value:
+                    parts = tuple(split_name(value))
+                    self.ref(ObjectRef(display(parts), parts, "FILE_FORMAT"))
+                else:
+                    self.unresolved("INFER_SCHEMA(FILE_FORMAT)", "FILE_FORMAT")
 
     def user_table_function(self, qual: tuple[str, ...]) -> None:
         text = display(qual)
@@ -317,6 +364,9 @@ class _Scanner:
         name = fn.name.upper()
         if name in METADATA_FUNCTIONS:
             self.named_arg_object(fn, METADATA_FUNCTIONS[name], name)
+            if name.startswith("SYSTEM$") and not _constant_arguments(fn):
+                # Read-only SYSTEM$ functions are trusted with literal arguments only.
+                self.scan.add(self.scan.blockers, f"non_constant_argument:{name}")
         elif name.startswith("SYSTEM$"):
             # SYSTEM$ functions include CANCEL_QUERY, ABORT_SESSION, WAIT, TASK_DEPENDENTS_ENABLE...
             self.scan.add(self.scan.write, f"side_effect_function:{name}")
@@ -353,6 +403,9 @@ class _Scanner:
                 self.scan.add(self.scan.blockers, "bind_parameter")
             elif isinstance(node, exp.Column):
                 self.scan.has_columns = True
+                if node.table and node.name.upper() == "NEXTVAL":
+                    # seq.NEXTVAL advances the sequence: a side effect, even inside a SELECT.
+                    self.scan.add(self.scan.write, "side_effect_function:NEXTVAL")
             elif isinstance(node, exp.Into):
                 self.scan.add(self.scan.write, "select_into")
             elif isinstance(node, exp.Pivot) and _dynamic_pivot(node):

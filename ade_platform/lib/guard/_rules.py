@@ -1,10 +1,8 @@
-"""Shape rules for a single SELECT: when a result may carry counts, and when it may carry values.
+"""Shape rules for a redacted DATA result: when it may still carry its row count and null percentages.
 
-SCALAR (values returned) needs every projection to be a counting aggregate over bare columns, on one
-plain table, with no GROUP BY (group keys are values), no window, no PIVOT, no set operation, no derived
-table and - unless the policy accepts membership oracles - no predicate other than IS [NOT] NULL.
-The same row-source rule decides whether a DATA result may carry its row count and null percentages:
-those are counts too, so ``SELECT * FROM users WHERE ssn = '...'`` would otherwise answer the oracle.
+Those are counts too, so ``SELECT * FROM users WHERE ssn = '...'`` would otherwise answer the oracle: they
+are returned only for "one plain table, bare columns, null-test WHERE, no ORDER BY + LIMIT". (Which
+queries may return counts as values - the SCALAR class - is proven in ``_scalar.py``.)
 """
 
 from __future__ import annotations
@@ -126,16 +124,6 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _aggregate_args(node: exp.Expression) -> list[exp.Expression]:
-    args: list[exp.Expression] = []
-    for arg in [node.this, *node.expressions]:
-        if isinstance(arg, exp.Distinct):
-            args.extend(arg.expressions)
-        elif arg is not None:
-            args.append(arg)
-    return args
-
-
 def value_aggregates(node: exp.Expression, policy: GuardPolicy) -> list[str]:
     """Aggregates anywhere under ``node`` that can return a row value (MIN/MAX/ANY_VALUE/LISTAGG/...)."""
     found = []
@@ -148,42 +136,6 @@ def value_aggregates(node: exp.Expression, policy: GuardPolicy) -> list[str]:
             continue
         found.append(f"value_aggregate:{func_name(agg)}")
     return found
-
-
-def _projection_issues(node: exp.Expression, policy: GuardPolicy) -> list[str]:
-    if isinstance(node, exp.Alias):
-        node = node.this
-    if isinstance(node, exp.Window):
-        return ["window_function", *value_aggregates(node, policy)]
-    if isinstance(node, exp.Filter):
-        return ["aggregate_filter"]
-    if isinstance(node, exp.CountIf):
-        return predicate_issues(node.this, policy)
-    if isinstance(node, (exp.Count, exp.ApproxDistinct, exp.Hll)) or (
-        isinstance(node, (exp.Avg, exp.Sum)) and policy.allow_numeric_aggregates
-    ):
-        if all(is_bare(a) for a in _aggregate_args(node)):
-            return []
-        return [f"aggregate_argument_expression:{func_name(node)}", *value_aggregates(node, policy)]
-    if isinstance(node, exp.AggFunc):
-        return value_aggregates(node, policy)
-    if isinstance(node, (exp.Literal, exp.Null)):
-        return ["literal_projection"]
-    if isinstance(node, (exp.Subquery, exp.Select)):
-        return ["subquery_projection", *value_aggregates(node, policy)]
-    return ["non_aggregate_projection", *value_aggregates(node, policy)]
-
-
-def scalar_issues(select: exp.Select, policy: GuardPolicy) -> list[str]:
-    """Empty when the SELECT can only return counts (the SCALAR class)."""
-    issues = row_source_issues(select, policy)
-    if not select.expressions:
-        issues.append("no_projection")
-    if select.args.get("from_") is None:
-        issues.append("no_table")
-    for projection in select.expressions:
-        issues.extend(_projection_issues(projection, policy))
-    return _dedupe(issues)
 
 
 def stats_issues(select: exp.Select, policy: GuardPolicy) -> list[str]:

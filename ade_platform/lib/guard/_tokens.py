@@ -151,3 +151,48 @@ def table_call_names(tokens: list[Token]) -> list[str]:
                 tokens[j].text if tokens[j].token_type == TokenType.IDENTIFIER else tokens[j].text.upper()
             )
     return names
+
+
+_LINE_COMMENT_RE = re.compile(r"(--|//)[^\n]*")
+
+
+def count_statements(sql: str) -> int:
+    """Statements in ``sql`` by Snowflake's lexical rules, independently of sqlglot's tokenizer.
+
+    Mirrors how the connector's splitter (which the snow CLI uses) reads the text: '...' strings with ''
+    and backslash escapes, "..." identifiers, $$...$$ strings, -- and // line comments, non-nesting
+    /* */ comments. A ';' elsewhere ends a statement; empty statements are not counted.
+    """
+    count, has_text, i, n = 0, False, 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == "'" or ch == '"':
+            j = i + 1
+            while j < n:
+                if ch == "'" and sql[j] == "\\":
+                    j += 2
+                    continue
+                if sql[j] == ch:
+                    if j + 1 < n and sql[j + 1] == ch:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            i, has_text = j + 1, True
+        elif sql.startswith("$$", i):
+            end = sql.find("$$", i + 2)
+            i, has_text = (n if end == -1 else end + 2), True
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+        elif sql.startswith("--", i) or sql.startswith("//", i):
+            match = _LINE_COMMENT_RE.match(sql, i)
+            i = match.end() if match else n
+        elif ch == ";":
+            count += has_text
+            has_text = False
+            i += 1
+        else:
+            has_text = has_text or not ch.isspace()
+            i += 1
+    return count + has_text

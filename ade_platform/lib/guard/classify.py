@@ -8,8 +8,11 @@ a stored procedure, an unanalysable batch containing a write keyword - is WRITE,
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -20,10 +23,9 @@ from ade_platform.lib.guard import _tokens as tk
 from ade_platform.lib.guard._catalog import (
     BUILTIN_FUNCTIONS,
     CONTEXT_FUNCTIONS,
-    COUNT_FUNCTIONS,
     DATA_TABLE_FUNCTIONS,
     METADATA_FUNCTIONS,
-    NUMERIC_AGG_FUNCTIONS,
+    METADATA_TABLE_FUNCTIONS,
     OPAQUE_VERBS,
     READ_VERBS,
     SAFE_TABLE_FUNCTIONS,
@@ -32,7 +34,8 @@ from ade_platform.lib.guard._catalog import (
 from ade_platform.lib.guard._exclude import check_exclusions
 from ade_platform.lib.guard._reasons import REASON_TEXT
 from ade_platform.lib.guard._refs import ObjectRef, Scan, display, scan_tree
-from ade_platform.lib.guard._rules import scalar_issues, stats_issues, tree_features
+from ade_platform.lib.guard._rules import stats_issues, tree_features
+from ade_platform.lib.guard._scalar import count_query_issues
 from ade_platform.lib.guard.policy import GuardPolicy, normalize_kind
 
 CLASSES = ("METADATA", "SCALAR", "DATA", "WRITE")
@@ -65,10 +68,62 @@ _METADATA_CALLS = (
     | frozenset(METADATA_FUNCTIONS)
     | SAFE_TABLE_FUNCTIONS
     | DATA_TABLE_FUNCTIONS
+    | METADATA_TABLE_FUNCTIONS
+)
+# Written call names a SCALAR query may contain: the proof (_scalar.py) decides where each may appear.
+_SCALAR_CALLS = BUILTIN_FUNCTIONS | CONTEXT_FUNCTIONS | SAFE_TABLE_FUNCTIONS
+# Reasons meaning the text was not analysed as one statement: nothing about it is proven.
+_UNANALYSABLE = frozenset(
+    {
+        "too_long",
+        "tokenize_error",
+        "parse_error",
+        "statement_split_mismatch",
+        "too_complex",
+        "multi_statement",
+        "semicolon_in_text",
+        "pipe_operator",
+        "ambiguous_comment",
+        "empty_statement",
+    }
 )
 _WRITE_WORD_RE = re.compile(
     r"(?<![A-Za-z0-9_$])(" + "|".join(sorted(WRITE_WORDS)) + r")(?![A-Za-z0-9_$])", re.I
 )
+
+
+class _ParserNotes(logging.Filter):
+    """Drops sqlglot's warnings raised while *this* module parses ("contains unsupported syntax. Falling
+    back to parsing as a 'Command'"): the fallback is expected and classified conservatively, and a
+    warning per statement would drown `ade guard classify` and the gateway's log. Counted, not lost."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._local = threading.local()
+        self.count = 0
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        self._local.on = True
+        try:
+            yield
+        finally:
+            self._local.on = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(self._local, "on", False) and record.levelno <= logging.WARNING:
+            self.count += 1
+            return False
+        return True
+
+
+_PARSER_NOTES = _ParserNotes()
+logging.getLogger("sqlglot").addFilter(_PARSER_NOTES)
+
+
+def parser_warning_count() -> int:
+    """How many sqlglot parser warnings classification has swallowed in this process."""
+    return _PARSER_NOTES.count
 
 
 @dataclass
@@ -100,7 +155,7 @@ class _Verdict:
     names_safe: bool = True
     verb: str = ""
     opaque_source: bool = False
-    listing_kind: str | None = None
+    listing_kinds: tuple[str, ...] = ()
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
@@ -126,9 +181,10 @@ def classify_sql(
     )
     excluded = list(ex.excluded)
     reasons = [*verdict.reasons, *ex.reasons]
-    if verdict.listing_kind and verdict.listing_kind in policy.excluded_object_types:
-        excluded.append(f"SHOW {verdict.listing_kind}")
-        reasons.append(f"excluded_type:{verdict.listing_kind}:SHOW")
+    for kind in verdict.listing_kinds:
+        if kind in policy.excluded_object_types:
+            excluded.append(f"SHOW {kind}")
+            reasons.append(f"excluded_type:{kind}:SHOW")
     return Classification(
         classification=verdict.cls,
         reasons=_dedupe(reasons),
@@ -150,13 +206,11 @@ def _classify(sql: str, policy: GuardPolicy) -> _Verdict:
     if not statements:
         return _Verdict("DATA", ["empty_statement"], names_safe=False)
     try:
-        trees = [
-            t
-            for t in sqlglot.parse(sql, read="snowflake")
-            if t is not None and not isinstance(t, exp.Semicolon)
-        ]
+        with _PARSER_NOTES.active():
+            parsed = sqlglot.parse(sql, read="snowflake")
+        trees = [t for t in parsed if t is not None and not isinstance(t, exp.Semicolon)]
     except Exception:  # any parser failure means we cannot prove anything about the text
-        if len(statements) == 1 and not _raw_flags(sql):
+        if len(statements) == 1 and not _raw_flags(sql, 1):
             fallback = _metadata_from_tokens(statements[0])
             if fallback is not None:
                 return fallback
@@ -168,8 +222,12 @@ def _classify(sql: str, policy: GuardPolicy) -> _Verdict:
     except RecursionError:  # pathologically deep expressions: refuse to reason about them
         return _unanalysable(sql, tokens, "too_complex")
     verdict = verdicts[0] if len(verdicts) == 1 else _merge(verdicts)
-    flags = _raw_flags(sql)
+    flags = _raw_flags(sql, len(statements))
     if len(verdicts) > 1:
+        if not flags and all(v.cls == "METADATA" for v in verdicts):
+            # Every member only reads metadata, and every splitter agrees on the boundaries.
+            verdict.reasons.insert(0, "multi_statement")
+            return verdict
         flags.insert(0, "multi_statement")
     if flags:
         verdict = _distrust(verdict, sql, flags)
@@ -183,18 +241,22 @@ def _metadata_from_tokens(toks: list[Token]) -> _Verdict | None:
         return None
     if any(t.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.DARROW) for t in toks):
         return None
-    if toks[1].text.upper() == "RESULT":
-        # DESCRIBE RESULT reports the columns of another query, which may have been named after values.
-        return None
     verdict = _metadata_command(exp.Command(this=verb), verb, toks, _token_refs(toks))
+    if toks[1].text.upper() == "RESULT":
+        # Column names and types of an earlier result of this session (see README: residual risks).
+        verdict.reasons = ["metadata_statement:DESCRIBE_RESULT"]
     verdict.reasons.append("parsed_from_tokens")
     return verdict
 
 
-def _raw_flags(sql: str) -> list[str]:
-    """Text features where another SQL splitter (the snow CLI's, Snowflake's) might disagree with sqlglot."""
+def _raw_flags(sql: str, statements: int) -> list[str]:
+    """Text features where another SQL splitter (the snow CLI's, Snowflake's) might disagree with sqlglot.
+
+    A ';' inside a string or a comment separates nothing, as long as an independent scan of the text
+    (Snowflake's lexical rules, as the connector's splitter applies them) finds the same boundaries.
+    """
     flags = []
-    if ";" in sql.rstrip().rstrip(";"):
+    if ";" in sql and tk.count_statements(sql) != statements:
         flags.append("semicolon_in_text")
     if "->>" in sql:
         flags.append("pipe_operator")
@@ -223,10 +285,12 @@ def _distrust(verdict: _Verdict, sql: str, flags: list[str]) -> _Verdict:
 def _merge(verdicts: list[_Verdict]) -> _Verdict:
     cls = max((v.cls for v in verdicts), key=_RANK.__getitem__)
     refs: list[ObjectRef] = []
+    listings = tuple(k for v in verdicts for k in v.listing_kinds)
     for v in verdicts:
         refs.extend(r for r in v.refs if all((r.text, r.kind) != (x.text, x.kind) for x in refs))
     reasons = _dedupe(r for v in verdicts for r in v.reasons)
-    return _Verdict(cls, reasons, refs, False, False, "BATCH", any(v.opaque_source for v in verdicts))
+    opaque = any(v.opaque_source for v in verdicts)
+    return _Verdict(cls, reasons, refs, False, False, "BATCH", opaque, listing_kinds=listings)
 
 
 def _unanalysable(sql: str, tokens: list[Token] | None, code: str) -> _Verdict:
@@ -320,7 +384,7 @@ def _analyse(tree: exp.Expression, toks: list[Token], policy: GuardPolicy) -> _V
     refs = list(scan.refs)
     if isinstance(tree, exp.Command):
         refs.extend(r for r in _token_refs(toks) if all(r.text != x.text for x in refs))
-    if isinstance(tree, (exp.Command, exp.Put, exp.Copy)):
+    if isinstance(tree, (exp.Command, exp.Put, exp.Copy, exp.ListStage)):
         # Stages in PUT/GET/REMOVE/COPY are not Table nodes (or not parsed at all): read them off the text.
         for stage in tk.stage_names(tree.sql(dialect="snowflake")):
             table_stage = stage.startswith("@%")
@@ -341,8 +405,8 @@ def _analyse(tree: exp.Expression, toks: list[Token], policy: GuardPolicy) -> _V
             return _Verdict("DATA", ["describe_query", *scan.sources], refs, False, True, verb)
         return _Verdict("METADATA", ["metadata_statement:DESCRIBE"], refs, verb=verb)
     if isinstance(tree, exp.ListStage) or verb in {"LIST", "LS"}:
-        # File paths often carry partition values (customer_id=123/...).
-        return _Verdict("DATA", ["list_stage"], refs, False, True, verb)
+        # File names, sizes and dates of a stage: metadata (stage exclusions apply; see README for paths).
+        return _Verdict("METADATA", ["metadata_statement:LIST"], refs, verb=verb)
     if isinstance(tree, exp.Command) and verb == "EXPLAIN":
         return _explain(tree, policy, refs)
     if isinstance(tree, _QUERY_TYPES):
@@ -357,7 +421,13 @@ def _metadata_command(tree: exp.Expression, verb: str, toks: list[Token], refs: 
     if verb == "SHOW":
         words = str(tree.this).split() if isinstance(tree, exp.Show) else [t.text for t in toks[1:]]
         listing = _listing_kind(words)
-    return _Verdict("METADATA", [f"metadata_statement:{verb}"], refs, verb=verb, listing_kind=listing)
+    return _Verdict(
+        "METADATA",
+        [f"metadata_statement:{verb}"],
+        refs,
+        verb=verb,
+        listing_kinds=(listing,) if listing else (),
+    )
 
 
 _SHOW_STOP_WORDS = frozenset({"IN", "ON", "TO", "OF", "LIKE", "STARTS", "LIMIT", "FROM", "HISTORY"})
@@ -380,35 +450,46 @@ def _listing_kind(words: list[str]) -> str | None:
 
 
 def _explain(tree: exp.Command, policy: GuardPolicy, refs: list[ObjectRef]) -> _Verdict:
-    # EXPLAIN runs nothing, but partition pruning statistics in the plan answer predicates: DATA.
+    """EXPLAIN compiles the statement and returns its plan; nothing runs, so it is METADATA whatever the
+    statement - as long as the statement is one analysable statement (its objects are still checked)."""
     body = tree.expression.this if isinstance(tree.expression, exp.Literal) else str(tree.expression or "")
     inner_sql = re.sub(r"^\s*USING\s+\w+\s+", "", body, flags=re.I)
     inner = _classify(inner_sql, policy)
-    cls = "WRITE" if inner.cls == "WRITE" else "DATA"
+    refs = [*refs, *inner.refs]
+    if any(r.split(":", 1)[0] in _UNANALYSABLE for r in inner.reasons):
+        cls = "WRITE" if inner.cls == "WRITE" else "DATA"
+        return _Verdict(cls, ["explain", *inner.reasons], refs, False, False, "EXPLAIN", inner.opaque_source)
     return _Verdict(
-        cls, ["explain", *inner.reasons], [*refs, *inner.refs], False, True, "EXPLAIN", inner.opaque_source
+        "METADATA", ["explain", *inner.reasons], refs, verb="EXPLAIN", opaque_source=inner.opaque_source
     )
 
 
 def _query(
     tree: exp.Expression, toks: list[Token], scan: Scan, refs: list[ObjectRef], policy: GuardPolicy, verb: str
 ) -> _Verdict:
-    calls = tk.call_names(toks)
+    # `(VALUES ...) v(x)` and `WITH g(v) AS` look like calls in the token stream.
+    aliases = {a.name.upper() for a in tree.find_all(exp.TableAlias) if a.args.get("columns")}
+    calls = [(n, q) for n, q in tk.call_names(toks) if q or n not in aliases]
     quoted = [f"quoted_function_name:{n}" for n, q in calls if q]
     unverified = [f"unverified_function:{n}" for n, q in calls if not q and n not in _METADATA_CALLS]
     blockers = _dedupe([*scan.blockers, *quoted, *unverified])
     if not scan.sources and not blockers and not (scan.has_columns and scan.metadata_sources == 0):
         reasons = [f"metadata_view:{r.text}" for r in refs if r.metadata]
-        reasons += [f"metadata_function:{n}" for n, _ in calls if n in METADATA_FUNCTIONS]
+        reasons += [
+            f"metadata_function:{n}"
+            for n, _ in calls
+            if n in METADATA_FUNCTIONS or n in METADATA_TABLE_FUNCTIONS
+        ]
         return _Verdict("METADATA", reasons or ["constant_select"], refs, verb=verb)
     if scan.has_columns and not scan.sources and scan.metadata_sources == 0:
         blockers.append("column_without_source")
-    shape = scalar_issues(tree, policy) if isinstance(tree, exp.Select) else tree_features(tree, policy)
+    shape = count_query_issues(tree, policy) if isinstance(tree, exp.Select) else tree_features(tree, policy)
     if isinstance(tree, exp.Select) and not shape:
-        allowed = COUNT_FUNCTIONS | (
-            NUMERIC_AGG_FUNCTIONS if policy.allow_numeric_aggregates else frozenset()
-        )
-        bad_calls = [*quoted, *(f"unverified_function:{n}" for n, q in calls if not q and n not in allowed)]
+        # The AST proved where each call sits; the names as written must still be Snowflake built-ins.
+        bad_calls = [
+            *quoted,
+            *(f"unverified_function:{n}" for n, q in calls if not q and n not in _SCALAR_CALLS),
+        ]
         bad_calls += [
             b for b in scan.blockers if b.startswith(("session_variable", "bind_parameter", "udf:"))
         ]

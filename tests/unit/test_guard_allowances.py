@@ -1,0 +1,188 @@
+"""The guardrail is as useful as it is safe: honest profiling queries are allowed, no adversarial case is.
+
+Both corpora live with the benchmark that measures them (benchmarks/snowflake/): `honest.sql`, one
+analyst statement per line (a trailing `-- DATA: why` marks the honest statements the policy keeps
+redacted), and `adversarial.jsonl`, where `must: DATA` means "never METADATA or SCALAR" (an allowed
+statement whose result could carry a row value is a leak) and `must: WRITE` means a side effect that
+execute_sql must refuse.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ade_platform.lib.guard import GuardPolicy, classify_sql, decide
+from ade_platform.lib.guard._tokens import count_statements
+from tests.conftest import REPO_ROOT
+
+CORPORA = REPO_ROOT / "benchmarks" / "snowflake"
+
+
+def _honest() -> list[tuple[str, bool]]:
+    """(statement, expected allowed) for every statement line of honest.sql."""
+    out = []
+    for line in (CORPORA / "honest.sql").read_text().splitlines():
+        if not line.strip() or line.startswith("--"):
+            continue
+        sql, _, note = line.partition(" -- DATA:")
+        out.append((sql if note else line, not note))
+    return out
+
+
+HONEST = _honest()
+ADVERSARIAL: list[dict[str, Any]] = [
+    json.loads(line) for line in (CORPORA / "adversarial.jsonl").read_text().splitlines() if line.strip()
+]
+
+
+def test_corpora_are_broad() -> None:
+    assert len(HONEST) >= 100 and len({s for s, _ in HONEST}) == len(HONEST)
+    allowed = sum(ok for _, ok in HONEST)
+    assert allowed / len(HONEST) >= 0.95
+    assert len(ADVERSARIAL) >= 100 and len({c["sql"] for c in ADVERSARIAL}) == len(ADVERSARIAL)
+    assert sum(c["must"] == "WRITE" for c in ADVERSARIAL) >= 25 and all(c["why"] for c in ADVERSARIAL)
+
+
+@pytest.mark.parametrize(("sql", "allowed"), HONEST, ids=[f"h{i:03d}" for i in range(len(HONEST))])
+def test_honest_statement(sql: str, allowed: bool) -> None:
+    result = classify_sql(sql, GuardPolicy())
+    assert (result.classification in ("METADATA", "SCALAR")) == allowed, result.reasons
+
+
+@pytest.mark.parametrize("case", ADVERSARIAL, ids=[f"a{i:03d}" for i in range(len(ADVERSARIAL))])
+def test_adversarial_statement_is_never_allowed(case: dict[str, Any]) -> None:
+    result = classify_sql(case["sql"], GuardPolicy())
+    if case["must"] == "WRITE":
+        assert result.classification == "WRITE", (case["why"], result.reasons)
+        assert decide(result, "execute_sql").error in ("WRITE_REFUSED", "MULTI_STATEMENT")
+    else:
+        assert result.classification in ("DATA", "WRITE"), (case["why"], result.reasons)
+        assert not decide(result, "execute_scalar").allowed
+
+
+def test_statistical_aggregates_follow_the_numeric_switch() -> None:
+    sql = "SELECT STDDEV(salary), VARIANCE(salary), SKEW(salary), KURTOSIS(salary), AVG(salary) FROM t"
+    assert classify_sql(sql, GuardPolicy()).classification == "DATA"
+    assert classify_sql(sql, GuardPolicy(allow_numeric_aggregates=True)).classification == "SCALAR"
+    # Summing a null flag is counting, whatever the switch says; summing a value is not.
+    assert classify_sql("SELECT SUM(IFF(x IS NULL, 1, 0)) FROM t", GuardPolicy()).classification == "SCALAR"
+    assert classify_sql("SELECT SUM(IFF(x IS NULL, y, 0)) FROM t", GuardPolicy()).classification == "DATA"
+
+
+def test_filtered_counts_switch_lifts_only_the_predicate_rule() -> None:
+    policy = GuardPolicy(allow_filtered_counts=True)
+    assert classify_sql("SELECT COUNT(*) FROM t WHERE ssn = '1'", policy).classification == "SCALAR"
+    for sql in ["SELECT COUNT(*) + MAX(ssn) FROM t", "SELECT COUNT(*) FROM (SELECT SIGN(x - 5) AS s FROM t)"]:
+        assert classify_sql(sql, policy).classification == "DATA"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT seq1.NEXTVAL",
+        "SELECT COUNT(*) FROM t WHERE id = seq1.nextval",
+        "SELECT SYSTEM$ABORT_SESSION(1)",
+        "SELECT COUNT(*) FROM t WHERE SYSTEM$CANCEL_QUERY('x') IS NULL",
+        "CALL p()",
+    ],
+)
+def test_side_effects_are_write_even_inside_reads(sql: str) -> None:
+    result = classify_sql(sql, GuardPolicy())
+    assert result.classification == "WRITE"
+    assert decide(result, "execute_sql").error == "WRITE_REFUSED"
+    assert decide(result, "execute_scalar").error == "WRITE_REFUSED"
+
+
+def test_explain_is_metadata_but_checks_the_objects_it_names() -> None:
+    policy = GuardPolicy(exclusion_patterns=("*.HR.*",))
+    result = classify_sql("EXPLAIN DELETE FROM prod.hr.salaries WHERE ssn = '1'", policy)
+    assert result.classification == "METADATA" and result.excluded == ["PROD.HR.SALARIES"]
+    assert classify_sql("EXPLAIN SELECT 1; DROP TABLE t", GuardPolicy()).classification == "WRITE"
+
+
+def test_staged_file_metadata_checks_stage_and_format_exclusions() -> None:
+    policy = GuardPolicy(exclusion_patterns=("PII_*",))
+    sql = "SELECT * FROM TABLE(INFER_SCHEMA(LOCATION => '@raw.s.pii_landing/x/', FILE_FORMAT => 'raw.s.ff'))"
+    assert classify_sql(sql, policy).excluded == ["@RAW.S.PII_LANDING"]
+    assert classify_sql("SELECT * FROM DIRECTORY(@raw.s.pii_landing)", policy).excluded == [
+        "@RAW.S.PII_LANDING"
+    ]
+    assert classify_sql("LIST @raw.s.pii_landing", policy).excluded == ["@RAW.S.PII_LANDING"]
+    variable = classify_sql("SELECT * FROM TABLE(INFER_SCHEMA(LOCATION => $loc))", GuardPolicy())
+    assert variable.classification == "DATA"
+
+
+def test_get_ddl_folds_concatenated_literals_for_exclusions() -> None:
+    policy = GuardPolicy(exclusion_patterns=("PROD.HR.*",))
+    result = classify_sql("SELECT GET_DDL('TABLE', 'PROD.' || 'HR.SALARIES')", policy)
+    assert result.classification == "METADATA" and result.excluded == ["PROD.HR.SALARIES"]
+
+
+def test_metadata_batches_are_metadata_but_still_one_statement_per_call() -> None:
+    result = classify_sql("SHOW TABLES; DESCRIBE TABLE orders;", GuardPolicy())
+    assert result.classification == "METADATA" and "multi_statement" in result.reasons
+    assert decide(result, "execute_sql").error == "MULTI_STATEMENT"
+    excluded = classify_sql(
+        "SHOW TABLES; SHOW STAGES", GuardPolicy(excluded_object_types=frozenset({"STAGE"}))
+    )
+    assert excluded.excluded == ["SHOW STAGE"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT COUNT(*) FROM t WHERE note IS NULL AND 'a;b' = 'a;b'",
+        "SELECT COUNT(*) FROM t -- ; SELECT MAX(ssn) FROM t",
+        "SELECT COUNT(*) /* ; DROP TABLE t */ FROM t",
+        "SELECT COUNT(*) FROM t // ; DROP TABLE t\n",
+        "SELECT COUNT(*) FROM t WHERE $$;$$ = $$;$$",
+        "SELECT COUNT(*) FROM t WHERE 'it''s;' = 'it\\'s;'",
+    ],
+)
+def test_semicolons_in_strings_and_comments_separate_nothing(sql: str) -> None:
+    result = classify_sql(sql, GuardPolicy())
+    assert result.classification == "SCALAR", result.reasons
+
+
+SPLIT_CASES = [
+    "SELECT 'a;b'",
+    "SELECT 'it''s;x'; SELECT 2",
+    "SELECT 'it\\'s;x'; SELECT 2",
+    "SELECT $$a;b$$",
+    "SELECT 1 -- ; SELECT 2",
+    "SELECT 1 // ; SELECT 2\n; SELECT 3",
+    "SELECT 1 /* ; */ ; SELECT 2",
+    "SELECT 1 /* x /* y */ ; SELECT 2 */",
+    'SELECT "a;b" FROM t',
+    "SELECT 'a\\\\';SELECT 2",
+    "SELECT '$$'; SELECT '$$'",
+    ";;SELECT 1;;",
+]
+
+
+@pytest.mark.parametrize("sql", SPLIT_CASES)
+def test_statement_count_matches_the_connector_splitter(sql: str) -> None:
+    util_text = pytest.importorskip("snowflake.connector.util_text")
+    theirs = [
+        s for s, _ in util_text.split_statements(io.StringIO(sql), remove_comments=True) if s.strip(" ;")
+    ]
+    assert count_statements(sql) == len(theirs)
+
+
+def test_classification_does_not_log_parser_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        for sql in ["SHOW MATERIALIZED VIEWS", "EXPLAIN SELECT 1", "CALL p()", "ALTER WAREHOUSE w SUSPEND"]:
+            classify_sql(sql, GuardPolicy())
+    assert not [r for r in caplog.records if r.name == "sqlglot"]
+
+
+def test_corpus_files_hold_no_machine_paths() -> None:
+    for path in (CORPORA / "honest.sql", CORPORA / "adversarial.jsonl"):
+        text = Path(path).read_text()
+        assert "/work/" not in text and "/root/" not in text
