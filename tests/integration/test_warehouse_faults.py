@@ -189,7 +189,12 @@ def test_duplicate_keys_fail_the_duplicate_check_and_the_tool_reports_them(demo_
     )
     assert ok, body
     assert (body["duplicate_key_count"], body["duplicate_row_count"]) == (3, 6)
-    assert body["severity"] == "medium" and body["distinct_key_count"] == body["total_rows"] - 3
+    # The demo's order count is random (~600), so 6 duplicate rows sit near the 1 % line: the expected
+    # severity follows the spec's thresholds on the rate the tool itself reports.
+    rate = round(100.0 * 6 / body["total_rows"], 2)
+    assert body["duplication_rate_pct"] == rate
+    assert body["severity"] == ("medium" if rate <= 1.0 else "high")
+    assert body["distinct_key_count"] == body["total_rows"] - 3
     assert sorted(s["order_id"] for s in body["sample_duplicates"]) == [1, 2, 3]
     assert all(s["occurrence_count"] == 2 for s in body["sample_duplicates"])
 
