@@ -13,6 +13,7 @@ from ade_platform.lib.snowflake.sync import SyncOptions, collect, read_index, wr
 from ade_platform.store import StoreWriter
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD
+from mcp_bridge.toolsets.schemas.snowflake import DdlResult, StalenessAnswer, SyncAnswer
 from mcp_bridge.toolsets.snowflake_runtime import REPOSITORY_ASSET, SnowflakeRuntime, failures
 
 DESTRUCTIVE = ToolAnnotations(
@@ -61,7 +62,7 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
             ),
         ] = None,
         cause: Cause = None,
-    ) -> dict[str, Any]:
+    ) -> SyncAnswer:
         """Build the local DDL repository: src/{DB}/{SCHEMA}/tables|views|functions/{NAME}.sql, _database.sql,
         _schema.sql and .object-repository.json (sha256 per object). Excluded objects are never written.
         Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
@@ -131,7 +132,7 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
             ),
         ] = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
+    ) -> StalenessAnswer:
         """Compare a synced DDL file with the object's current DDL: isStale when their hashes differ."""
         with failures():
             service, _ = rt.services(connection)
@@ -171,7 +172,7 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         ],
         connection: Connection = None,
         cause: Cause = None,
-    ) -> dict[str, Any]:
+    ) -> DdlResult:
         """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
         returned. Refused: excluded objects, DML, procedures/scripts, unloads, and (unless
         guardrail.allowDdlWithQueries) CREATE ... AS SELECT."""
