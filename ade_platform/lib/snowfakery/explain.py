@@ -91,19 +91,19 @@ def standard_plugins() -> list[str]:
     if spec is None or not spec.submodule_search_locations:
         return []
     folder = Path(next(iter(spec.submodule_search_locations))) / "standard_plugins"
-    found: list[str] = []
+    init = (folder / "__init__.py").read_text(encoding="utf-8", errors="replace")
+    # classes the package re-exports (`from ._math import Math`) are named from the package
+    found = [f"snowfakery.standard_plugins.{n}" for n in re.findall(r"from \.\w+ import (\w+)", init)]
     pattern = re.compile(r"^class (\w+)\((?:[\w.]+, )*(?:SnowfakeryPlugin|DatasetPluginBase)\b", re.M)
     for path in sorted(folder.glob("*.py")):
+        if path.stem.startswith("_"):
+            continue
         for name in pattern.findall(path.read_text(encoding="utf-8", errors="replace")):
-            if name.startswith("_"):
+            if name.endswith("Base"):
                 continue
-            module = path.stem
-            # the package re-exports classes whose module name matches (Counters, Schedule, ...)
-            found.append(
-                f"snowfakery.standard_plugins.{name}"
-                if module == name
-                else f"snowfakery.standard_plugins.{module}.{name}"
-            )
+            # a module named like its class (Counters, Schedule, ...) is loaded by the module's name
+            module = "" if path.stem == name else f"{path.stem}."
+            found.append(f"snowfakery.standard_plugins.{module}{name}")
     return found
 
 
