@@ -203,11 +203,26 @@ def _unknown_function(
         "a function block must use one of Snowfakery's functions (random_number, random_choice, date, "
         "reference, ...) or a function of a declared plugin"
     )
+    if not good:
+        return _Finding(
+            f"{bad}:",
+            rule,
+            f"fix the name {bad!r}; if a plugin provides it, declare that plugin (`- plugin: ...`) and call "
+            "it as Plugin.function",
+        )
     return _rename(f"{bad}:", rule, bad, good, lines, line, "a Snowfakery function")
 
 
 def _undefined_name(match: re.Match[str], lines: list[str], line: int | None, facts: RecipeFacts) -> _Finding:
     bad = match.group("bad")
+    if bad == "input":
+        return _Finding(
+            "input",
+            "`input` exists only in update mode, where each row of an input CSV feeds the recipe's single "
+            "object template",
+            "run it with snowfakery.run_recipe(update_input_file=<workspace CSV>); to validate it on its "
+            "own, replace ${{input.<column>}} with sample values",
+        )
     known = [*facts.fields, *facts.tables, *facts.nicknames, *facts.options, *facts.variables]
     good = _closest(bad, known)
     rule = (
@@ -292,6 +307,19 @@ def _not_a_number(match: re.Match[str], lines: list[str], line: int | None, fact
         how = f"use the option {option}" if option else "use a number (1 here) or a formula that yields one"
         return _Finding(f"count: {value}", rule, how, number, text, after)
     return _Finding(value, rule, "replace the value with a number or a formula that yields one")
+
+
+def _missing_dataset(
+    match: re.Match[str], lines: list[str], line: int | None, facts: RecipeFacts
+) -> _Finding:
+    path = match.group("path")
+    rule = "a dataset file is read relative to the recipe's folder and must exist inside the workspace"
+    _, text = _find(lines, line, re.compile(re.escape(path)))
+    return _Finding(
+        text.strip() if text else path,
+        rule,
+        f"create {path} (relative to the recipe) or correct the path",
+    )
 
 
 def _missing_plugin(match: re.Match[str], lines: list[str], line: int | None, facts: RecipeFacts) -> _Finding:
@@ -541,4 +569,5 @@ _RULES: list[tuple[re.Pattern[str], Callable[..., _Finding]]] = [
     ),
     (re.compile(r"Cannot evaluate (?P<value>.+) as number"), _not_a_number),
     (re.compile(r"Cannot find plugin: (?P<bad>\S+)"), _missing_plugin),
+    (re.compile(r"Dataset file '(?P<path>[^']+)' does not exist"), _missing_dataset),
 ]
