@@ -113,7 +113,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         connection: Connection = None,
     ) -> ObjectList:
         """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
-        or schema. Rows are Snowflake's SHOW columns; excluded objects and people's details are removed."""
+        or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
+        and people's details are removed."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(
@@ -131,8 +132,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         schema: Schema = None,
         connection: Connection = None,
     ) -> ObjectDescription:
-        """Detailed metadata of one object (`snow object describe`): columns with types, nullability,
-        defaults and comments for tables and views; properties for other kinds."""
+        """Detailed metadata of one object (`snow object describe`) as `metadata` rows: columns with types,
+        nullability, defaults and comments for tables and views; properties for other kinds."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(

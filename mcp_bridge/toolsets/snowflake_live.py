@@ -66,7 +66,8 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         """Build the local DDL repository: src/{DB}/{SCHEMA}/tables|views|functions/{NAME}.sql, _database.sql,
         _schema.sql and .object-repository.json (sha256 per object). Excluded objects are never written.
         Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
-        repository snapshot (which extends exclusion checks through views)."""
+        repository snapshot (which extends exclusion checks through views). Answers the spec's `synced` and
+        `results` [{type, name, path, status}], with `written` / `unchanged` / `removed` counts."""
         with failures():
             section = rt.settings()
             default_root = rt.sync_root().resolve()
@@ -133,7 +134,8 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         ] = None,
         connection: Connection = None,
     ) -> StalenessAnswer:
-        """Compare a synced DDL file with the object's current DDL: isStale when their hashes differ."""
+        """Compare a synced DDL file with the object's current DDL: `isStale` when their hashes differ
+        (`localHash`, `remoteHash` and the DDL `source` are returned too)."""
         with failures():
             service, _ = rt.services(connection)
             root = rt.sync_root().resolve()
