@@ -61,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    repeats = 20 if args.quick else 100
+    repeats = 20 if args.quick else 50
     from tests.mcp.dbt_cloud_support import running_emulator
 
     with tempfile.TemporaryDirectory() as tmp, running_emulator(Path(tmp), history=False) as emu:
@@ -92,7 +92,7 @@ def main() -> None:
         direct.close()
         from ade_platform.live import flush_all
 
-        flush_all(120)  # the audit runs land before the temporary Dagster home goes
+        flush_all(600)  # every audit run (one per live call) lands before the temporary Dagster home goes
 
     print(f"dbtcloud_get_last_run, {repeats} calls each (emulator on loopback)")
     print(f"    cached (dbt_cloud_runs snapshot)  {fmt_ms(cached)}")

@@ -117,6 +117,7 @@ def measure(
 def bench_duckdb(home: Path, tables: int, repeats: int) -> None:
     import duckdb
 
+    home.mkdir(parents=True, exist_ok=True)
     db = home / "drift.duckdb"
     con = duckdb.connect(str(db))
     con.execute("create schema shop")

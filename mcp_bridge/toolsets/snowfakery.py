@@ -19,6 +19,20 @@ from pydantic import BaseModel, Field
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+from mcp_bridge.toolsets.schemas.snowfakery import (
+    Analysis,
+    Capabilities,
+    DiagramAnswer,
+    DocSearch,
+    ErrorExplanations,
+    ExampleAnswer,
+    ExampleList,
+    FormatAnswer,
+    MappingAnswer,
+    RunAnswer,
+    SchemaAnswer,
+    Validation,
+)
 from mcp_bridge.toolsets.snowfakery_service import ServiceHolder, failures
 
 SANDBOXED = ToolAnnotations(
@@ -66,6 +80,44 @@ class TargetNumber(BaseModel):
 TargetArg = Annotated[TargetNumber | None, Field(description="Stopping criterion (exclusive with reps).")]
 
 
+class ReportedLocation(BaseModel):
+    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
+    line: int | None = Field(default=None, ge=1, description="1-based line.")
+
+
+class ReportedProblem(BaseModel):
+    """One error as validate_recipe / run_recipe return it."""
+
+    kind: str | None = Field(default=None, max_length=100, description="Error kind, e.g. DataGenValueError.")
+    message: str | None = Field(default=None, max_length=5000, description="The error message.")
+    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
+    line: int | None = Field(default=None, ge=1, description="1-based line.")
+
+
+class ReportedError(ReportedProblem):
+    """An error object as the snowfakery tools return it (`kind`, `message` or `detail`, `location`,
+    `errors`); any subset will do."""
+
+    detail: str | None = Field(default=None, max_length=5000, description="The error's detail text.")
+    location: ReportedLocation | None = Field(default=None, description="{filename, line}.")
+    errors: list[ReportedProblem] | None = Field(
+        default=None, max_length=50, description="The individual errors, when there are several."
+    )
+
+    def problems(self) -> list[dict[str, Any]]:
+        if self.errors:
+            return [e.model_dump() for e in self.errors]
+        where = self.location or ReportedLocation(filename=self.filename, line=self.line)
+        return [
+            {
+                "kind": self.kind,
+                "message": self.message or self.detail,
+                "filename": where.filename or self.filename,
+                "line": where.line or self.line,
+            }
+        ]
+
+
 def build(ctx: BridgeContext) -> FastMCP:
     from mcp_bridge.toolsets import snowfakery_prompts, snowfakery_resources
 
@@ -79,7 +131,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     services = ServiceHolder(ctx.settings)
 
     @server.tool(name=ctx.tool_name("snowfakery.list_capabilities"), annotations=READ_ONLY)
-    def list_capabilities() -> dict[str, Any]:
+    def list_capabilities() -> Capabilities:
         """Snowfakery version, supported output formats, language features and this server's limits.
 
         Limits: max_reps, max_target_count, max_rows, timeout_seconds, output caps; whether database
@@ -93,7 +145,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         prefix: Annotated[
             str | None, Field(max_length=200, description="Only names starting with this.")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> ExampleList:
         """Example recipes (one per language feature, or the configured docs folder's examples).
 
         Each has a name, a short description from its first comment block, and its resource URI.
@@ -115,7 +167,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         name: Annotated[
             str, Field(min_length=1, max_length=300, description="Example name from list_examples.")
         ],
-    ) -> dict[str, Any]:
+    ) -> ExampleAnswer:
         """The text of one example recipe, with where it comes from.
 
         Run it as is with run_recipe(recipe_path="snowfakery://examples/<name>") so that its include
@@ -138,7 +190,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             }
 
     @server.tool(name=ctx.tool_name("snowfakery.get_schema"), annotations=READ_ONLY)
-    def get_schema() -> dict[str, Any]:
+    def get_schema() -> SchemaAnswer:
         """The recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
         with failures(services):
             service = services.get()
@@ -152,7 +204,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     def search_docs(
         query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
         limit: Annotated[int, Field(ge=1, le=20, description="Most results to return.")] = 5,
-    ) -> dict[str, Any]:
+    ) -> DocSearch:
         """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI."""
         with failures(services):
             results = services.get().content.search(query, limit)
@@ -171,7 +223,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         ] = True,
         options: Options = None,
         plugin_options: PluginOptions = None,
-    ) -> dict[str, Any]:
+    ) -> Validation:
         """Validate a recipe without generating data (parity with `snowfakery --validate-only --strict-mode`).
 
         Returns valid, errors [{kind, message, filename, line}] and warnings. Also reports recipes the
@@ -189,7 +241,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             )
 
     @server.tool(name=ctx.tool_name("snowfakery.analyze_recipe"), annotations=READ_ONLY)
-    def analyze_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> dict[str, Any]:
+    def analyze_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> Analysis:
         """What a recipe will generate, from its YAML alone (nothing runs).
 
         tables (fields, nicknames, counts, parents), relationships (reference, random_reference, friend,
@@ -248,18 +300,35 @@ def build(ctx: BridgeContext) -> FastMCP:
             ),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace existing workspace files.")] = False,
+        update_input_file: Annotated[
+            str | None,
+            Field(
+                max_length=1000,
+                description="Update mode (CLI --update-input-file): a workspace CSV; the recipe (one object "
+                "template, no count) runs once per input row, its fields reading ${{input.<column>}}.",
+            ),
+        ] = None,
+        update_passthrough_fields: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=256)]] | None,
+            Field(
+                max_length=200,
+                description="Update mode: input columns copied to the output unchanged "
+                "(CLI --update-passthrough-fields).",
+            ),
+        ] = None,
         timeout_seconds: Annotated[
             float | None, Field(gt=0, description="Stop the run earlier than the server's timeout.")
         ] = None,
         cause: Annotated[
             str | None, Field(max_length=500, description="Why this run is needed (kept in the audit trail).")
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> RunAnswer:
         """Run a recipe in the sandbox and capture its output (a live, audited Dagster run).
 
         Returns run_id, summary (row_counts per table, reps, tables, dependencies), stdout_text (capped,
         with truncated), messages, warnings and resources (snowfakery://runs/<run_id>/...). Files asked
-        for in the workspace are written only after the run succeeded. Limits: reps <= max_reps,
+        for in the workspace are written only after the run succeeded. Update mode (update_input_file, a
+        workspace CSV) runs the recipe once per input row. Limits: reps <= max_reps,
         target_number.count <= max_target_count, rows, file size and time are capped.
         """
         from ade_platform.lib.snowfakery.runs import RunParams, prepare_run
@@ -289,6 +358,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 dburl=dburl,
                 overwrite=overwrite,
                 timeout_seconds=timeout_seconds,
+                update_input_file=update_input_file,
+                update_passthrough_fields=tuple(update_passthrough_fields or ()),
             )
             audit = {
                 "recipe": source.display,
@@ -300,6 +371,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "output_file_path": output_file_path,
                 "output_folder_path": output_folder_path,
                 "dburl": "***" if dburl else None,
+                "update_input_file": update_input_file,
             }
             plan = prepare_run(service, source, params)  # refused requests never start a run
             live = ctx.live().run(
@@ -308,7 +380,10 @@ def build(ctx: BridgeContext) -> FastMCP:
                 arguments=audit,
                 cause=cause,
             )
-            return {**live.value, "provenance": live.stamp()}
+            answer = {**live.value, "provenance": live.stamp()}
+            if update_input_file:
+                answer["update_input_file"] = service.workspace.display(plan["update_input"])
+            return answer
 
     @server.tool(name=ctx.tool_name("snowfakery.render_diagram"), annotations=SANDBOXED)
     def render_diagram(
@@ -320,7 +395,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         options: Options = None,
         plugin_options: PluginOptions = None,
         reps: Reps = None,
-    ) -> dict[str, Any]:
+    ) -> DiagramAnswer:
         """Render the rows of a small run as a Graphviz diagram and return its resource URI.
 
         dot and svg come back inline too (capped). svg/png/... need Graphviz's `dot` on the server
@@ -359,7 +434,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         ] = None,
         options: Options = None,
         plugin_options: PluginOptions = None,
-    ) -> dict[str, Any]:
+    ) -> MappingAnswer:
         """A CumulusCI mapping file for a recipe (like --generate-cci-mapping-file): one run, one repetition.
 
         Returns mapping_yaml (capped, with truncated) and mapping_uri, the full file as a resource.
@@ -389,7 +464,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             }
 
     @server.tool(name=ctx.tool_name("snowfakery.format_recipe"), annotations=READ_ONLY)
-    def format_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> dict[str, Any]:
+    def format_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> FormatAnswer:
         """Re-indent a recipe in one stable style, keeping comments; the data it describes never changes.
 
         Returns formatted_text and changed (nothing is written; notes say why a recipe was left as is).
@@ -397,6 +472,42 @@ def build(ctx: BridgeContext) -> FastMCP:
         with failures(services):
             service = services.get()
             return service.format(service.source(recipe_path, recipe_text))
+
+    @server.tool(name=ctx.tool_name("snowfakery.explain_errors"), annotations=SANDBOXED)
+    def explain_errors(
+        recipe_path: RecipePath = None,
+        recipe_text: RecipeText = None,
+        error: Annotated[
+            ReportedError | str | None,
+            Field(
+                description="The error validate_recipe or run_recipe returned (the error object, or its "
+                "message); default: the recipe's own validation errors."
+            ),
+        ] = None,
+        options: Options = None,
+        plugin_options: PluginOptions = None,
+    ) -> ErrorExplanations:
+        """Why a recipe fails and the smallest change that fixes it (the spec's debugging step).
+
+        Validates the recipe (as validate_recipe does; nothing is generated). For each error, plus the
+        `error` passed in when validation does not reproduce it (a run-time error), returns
+        failing_construct, location (filename, line), the rule it breaks and `fix` {description, line,
+        before, after}: the edit to make. Derived from Snowfakery's own error metadata and the recipe
+        schema; no model is consulted.
+        """
+        with failures(services):
+            service = services.get()
+            source = service.source(recipe_path, recipe_text)
+            if isinstance(error, str):
+                reported = [{"message": error}]
+            else:
+                reported = error.problems() if error is not None else []
+            return service.explain_errors(
+                source,
+                [r for r in reported if r.get("message")],
+                options=options,
+                plugin_options=plugin_options,
+            )
 
     snowfakery_resources.register(server, services)
     snowfakery_prompts.register(server)

@@ -65,8 +65,9 @@ The error output:
 {error_output}
 ```
 
-1. Locate the exact failing construct: use the error's kind, filename and line (call
-   snowfakery.validate_recipe to get structured errors if you only have free text).
+1. Locate the exact failing construct: call snowfakery.explain_errors with the recipe and the error; it
+   returns the construct, its filename and line, the rule it breaks and a suggested edit (or call
+   snowfakery.validate_recipe for the structured errors).
 2. Look the construct up with snowfakery.search_docs and compare with an example
    (snowfakery.list_examples / snowfakery://examples/<name>) and {SCHEMA}.
 3. Propose the smallest change that fixes it; do not restructure the recipe.

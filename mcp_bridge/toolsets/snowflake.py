@@ -9,7 +9,7 @@ execute_ddl / sync_objects in-line, the read-only tools on the fast path (the ru
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
@@ -20,7 +20,15 @@ from ade_platform.lib.snowflake.objects import OBJECT_TYPES
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
 from mcp_bridge.toolsets.schemas import schema_of
-from mcp_bridge.toolsets.schemas.snowflake import DdlAnswer
+from mcp_bridge.toolsets.schemas.snowflake import (
+    DdlAnswer,
+    DependenciesAnswer,
+    LineageAnswer,
+    ObjectDescription,
+    ObjectList,
+    QueryAnswer,
+    ScalarAnswer,
+)
 from mcp_bridge.toolsets.snowflake_live import register_live_tools
 from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime, failures
 
@@ -61,7 +69,7 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
     server = new_toolset("snowflake", INSTRUCTIONS)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
-    def execute_sql(query: Query, connection: Connection = None) -> dict[str, Any]:
+    def execute_sql(query: Query, connection: Connection = None) -> QueryAnswer:
         """Run one SQL statement through the metadata-only proxy.
 
         METADATA (SHOW, DESCRIBE, allow-listed INFORMATION_SCHEMA / ACCOUNT_USAGE views, GET_DDL) returns
@@ -80,7 +88,7 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         query: Query,
         connection: Connection = None,
         limit: Annotated[int, Field(ge=1, le=100_000, description="Max rows to return.")] = 100,
-    ) -> dict[str, Any]:
+    ) -> ScalarAnswer:
         """Run a metadata or counting query and return its values (at most `limit` rows, capped by
         guardrail.maxScalarRows). A statement that would return row values is reclassified (the spec's
         QUERY_CLASSIFIED): the answer is the redacted, schema-only response of execute_sql with
@@ -103,9 +111,10 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
             str | None, Field(max_length=255, description="SQL LIKE pattern on the name.")
         ] = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
+    ) -> ObjectList:
         """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
-        or schema. Rows are Snowflake's SHOW columns; excluded objects and people's details are removed."""
+        or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
+        and people's details are removed."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(
@@ -122,9 +131,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
-        """Detailed metadata of one object (`snow object describe`): columns with types, nullability,
-        defaults and comments for tables and views; properties for other kinds."""
+    ) -> ObjectDescription:
+        """Detailed metadata of one object (`snow object describe`) as `metadata` rows: columns with types,
+        nullability, defaults and comments for tables and views; properties for other kinds."""
         with failures():
             service, _ = rt.services(connection)
             return rt.audited(
@@ -167,7 +176,7 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         ] = "both",
         connection: Connection = None,
         depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; null = all.")] = None,
-    ) -> dict[str, Any]:
+    ) -> LineageAnswer:
         """Upstream/downstream dependencies of a table or view (OBJECT_DEPENDENCIES; where unavailable,
         sqlglot over view definitions - `source` and `note` say so). `lineage` lists the edges as
         OBJECT_DEPENDENCIES rows (REFERENCED_* / REFERENCING_*, as the spec returns them); `nodes` carry hop
@@ -191,7 +200,7 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
+    ) -> DependenciesAnswer:
         """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
         carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type."""
         with failures():

@@ -13,6 +13,7 @@ from ade_platform.lib.snowflake.sync import SyncOptions, collect, read_index, wr
 from ade_platform.store import StoreWriter
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD
+from mcp_bridge.toolsets.schemas.snowflake import DdlResult, StalenessAnswer, SyncAnswer
 from mcp_bridge.toolsets.snowflake_runtime import REPOSITORY_ASSET, SnowflakeRuntime, failures
 
 DESTRUCTIVE = ToolAnnotations(
@@ -61,11 +62,12 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
             ),
         ] = None,
         cause: Cause = None,
-    ) -> dict[str, Any]:
+    ) -> SyncAnswer:
         """Build the local DDL repository: src/{DB}/{SCHEMA}/tables|views|functions/{NAME}.sql, _database.sql,
         _schema.sql and .object-repository.json (sha256 per object). Excluded objects are never written.
         Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
-        repository snapshot (which extends exclusion checks through views)."""
+        repository snapshot (which extends exclusion checks through views). Answers the spec's `synced` and
+        `results` [{type, name, path, status}], with `written` / `unchanged` / `removed` counts."""
         with failures():
             section = rt.settings()
             default_root = rt.sync_root().resolve()
@@ -131,8 +133,9 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
             ),
         ] = None,
         connection: Connection = None,
-    ) -> dict[str, Any]:
-        """Compare a synced DDL file with the object's current DDL: isStale when their hashes differ."""
+    ) -> StalenessAnswer:
+        """Compare a synced DDL file with the object's current DDL: `isStale` when their hashes differ
+        (`localHash`, `remoteHash` and the DDL `source` are returned too)."""
         with failures():
             service, _ = rt.services(connection)
             root = rt.sync_root().resolve()
@@ -171,7 +174,7 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         ],
         connection: Connection = None,
         cause: Cause = None,
-    ) -> dict[str, Any]:
+    ) -> DdlResult:
         """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
         returned. Refused: excluded objects, DML, procedures/scripts, unloads, and (unless
         guardrail.allowDdlWithQueries) CREATE ... AS SELECT."""

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.integration
 PROBE = f"{DATABASE}.APP.SENSOR_PROBE"
 
 
+@pytest.mark.slow  # syncs a DDL repository through the snow CLI: minutes (CI runs test-slow)
 def test_repository_asset_schedule_and_staleness_sensor(
     snowflake_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -157,3 +157,35 @@ def test_upstream_docs_schema_and_examples_are_served(corpus_server: FastMCP) ->
     architecture, row_history, company = asyncio.run(read())
     assert architecture[0].text.startswith("#") and "RowHistory" in row_history[0].text
     assert "object:" in company[0].text
+
+
+def test_upstream_update_recipe_runs_in_update_mode_and_is_explained(corpus_server: FastMCP) -> None:
+    """Snowfakery's own update recipe fails validation on its own (`input` is undefined): explain_errors
+    says to run it in update mode, and update mode over the upstream addresses CSV fills it row by row."""
+    recipe = "examples/updates/update_contacts.recipe.yml"
+    addresses = SNOWFAKERY / "examples" / "datasets" / "addresses.csv"
+    with addresses.open(newline="") as handle:
+        expected = {row["Oid"]: row for row in csv.DictReader(handle)}
+    (ok1, explained), (ok2, run) = call_tools(
+        corpus_server,
+        [
+            ("snowfakery.explain_errors", {"recipe_path": recipe}),
+            (
+                "snowfakery.run_recipe",
+                {
+                    "recipe_path": recipe,
+                    "update_input_file": "examples/datasets/addresses.csv",
+                    "update_passthrough_fields": ["Oid"],
+                    "output_format": "json",
+                },
+            ),
+        ],
+    )
+    assert ok1 and explained["valid"] is False
+    first = explained["explanations"][0]
+    assert first["location"] == {"filename": recipe, "line": 8}
+    assert "update mode" in first["rule"] and "update_input_file" in first["fix"]["description"]
+    assert ok2, run
+    assert run["summary"]["row_counts"] == {"Contact": len(expected)}
+    rows = json.loads(run["stdout_text"])
+    assert {r["Oid"]: r["BillingCity"] for r in rows} == {k: v["City"] for k, v in expected.items()}

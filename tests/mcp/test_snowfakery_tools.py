@@ -33,6 +33,7 @@ TOOLS = {
     "snowfakery.render_diagram",
     "snowfakery.generate_mapping",
     "snowfakery.format_recipe",
+    "snowfakery.explain_errors",
 }
 PROMPTS = {
     "author_recipe",

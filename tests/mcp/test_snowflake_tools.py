@@ -85,6 +85,7 @@ def test_surface(env: tuple[Settings, Any, BridgeContext]) -> None:
     assert "cortex" not in json.dumps(schema).lower()
 
 
+@pytest.mark.slow  # a snow CLI process per statement: over a minute together (CI runs test-slow)
 def test_discovery_and_lineage(env: tuple[Settings, Any, BridgeContext]) -> None:
     _, server, _ = env
     results = calls(
@@ -163,6 +164,7 @@ def test_discovery_and_lineage(env: tuple[Settings, Any, BridgeContext]) -> None
     assert ok_m or (mviews["error"] == "QUERY_FAILED" and mviews["code"] == "E1010")
 
 
+@pytest.mark.slow  # a snow CLI process per statement: over a minute together (CI runs test-slow)
 def test_query_tools(env: tuple[Settings, Any, BridgeContext]) -> None:
     _, server, _ = env
     (ok_show, show), (ok_info, info), (ok_count, count), (ok_scalar, scalar), (ok_data, data) = calls(
@@ -227,6 +229,7 @@ def test_query_tools(env: tuple[Settings, Any, BridgeContext]) -> None:
     assert "qz7k1" not in json.dumps(reclassified)
 
 
+@pytest.mark.slow  # a snow CLI process per statement: over a minute together (CI runs test-slow)
 def test_sync_staleness_and_ddl(env: tuple[Settings, Any, BridgeContext]) -> None:
     settings, server, ctx = env
     probe = f"{DATABASE}.APP.DDL_PROBE"

@@ -195,6 +195,70 @@ class SnowfakeryService:
             "checks": checks,
         }
 
+    # -- explaining errors --------------------------------------------------------------------------------
+    def explain_errors(
+        self,
+        source: RecipeSource,
+        reported: list[dict[str, Any]] | None = None,
+        *,
+        options: dict[str, Any] | None = None,
+        plugin_options: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Each error of the recipe (from a fresh validation, plus any `reported` error the validation does
+        not reproduce, such as a run-time one) with its construct, rule and smallest fix."""
+        from ade_platform.lib.snowfakery.explain import explain, facts_from
+
+        verdict = self.validate(source, options=options, plugin_options=plugin_options)
+        problems = list(verdict["errors"])
+        for item in reported or []:
+            problem = self._reported(item, source)
+            if not any(_same_problem(problem, p) for p in problems):
+                problems.append(problem)
+        model = static.analyze(source.text, source.display, source.virtual.parent, source.root, self.policy)
+        facts = facts_from(model, self.content.schema, source.text)
+        files: dict[str | None, list[str] | None] = {source.display: source.text.splitlines()}
+
+        def read_lines(filename: str | None) -> list[str] | None:
+            if filename not in files:
+                files[filename] = self._recipe_file_lines(filename, source)
+            return files[filename]
+
+        return {
+            "recipe": source.display,
+            "valid": verdict["valid"],
+            "explanations": [explain(p, read_lines, facts) for p in problems],
+            "checks": verdict["checks"],
+        }
+
+    def _reported(self, item: dict[str, Any], source: RecipeSource) -> dict[str, Any]:
+        """An error an agent passed back: its message scrubbed, its file kept only if it is one we can read."""
+        filename = item.get("filename")
+        if not isinstance(filename, str) or self._recipe_file_lines(filename, source) is None:
+            filename = source.display
+        line = item.get("line")
+        return {
+            "kind": str(item.get("kind") or "Error")[:100],
+            "message": self.scrubber.text(str(item.get("message") or ""))[:2000],
+            "filename": filename,
+            "line": line if isinstance(line, int) and line > 0 else None,
+        }
+
+    def _recipe_file_lines(self, filename: str | None, source: RecipeSource) -> list[str] | None:
+        """The lines of a recipe file an error names: the recipe itself, or a file inside its root."""
+        if filename == source.display:
+            return source.text.splitlines()
+        if not filename or filename.startswith("<"):
+            return None
+        candidates = [source.root / filename]
+        if filename.startswith("examples/"):
+            candidates.append(self.content.examples_root / filename[len("examples/") :])
+        for candidate in candidates:
+            path = candidate.resolve()
+            roots = (source.root.resolve(), self.content.examples_root.resolve())
+            if path.is_file() and any(r == path or r in path.parents for r in roots):
+                return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return None
+
     # -- shared with runs ------------------------------------------------------------------------------------
     def request(
         self,
@@ -267,6 +331,12 @@ class SnowfakeryService:
         if isinstance(value, list):
             return [self._clean_locations(v) for v in value]
         return value
+
+
+def _same_problem(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether a reported error is one the validation found too (its message may carry " (file:line)")."""
+    message_a, message_b = str(a.get("message", "")), str(b.get("message", ""))
+    return bool(message_b) and (message_a == message_b or message_a.startswith(message_b + " ("))
 
 
 def _option_value(value: Any) -> Any:

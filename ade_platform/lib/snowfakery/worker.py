@@ -208,6 +208,9 @@ def _add_outputs(kwargs: dict[str, Any], request: dict[str, Any]) -> None:
         kwargs["continuation_file"] = Path(request["continuation_in"])
     if request.get("continuation_out"):
         kwargs["generate_continuation_file"] = Path(request["continuation_out"])
+    if request.get("update_input_file"):
+        kwargs["update_input_file"] = Path(request["update_input_file"])
+        kwargs["update_passthrough_fields"] = list(request.get("update_passthrough_fields") or ())
     if request.get("mapping_out"):
         kwargs["generate_cci_mapping_file"] = Path(request["mapping_out"])
         kwargs["load_declarations"] = [Path(p) for p in request.get("load_declarations") or []]

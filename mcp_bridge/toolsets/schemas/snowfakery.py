@@ -1,0 +1,319 @@
+"""Output shapes of the snowfakery toolset (snowfakery spec section 8), with the spec's field names.
+
+Open to extra keys like every shape here. Locations are workspace-relative (or `<recipe_text>`, or
+`examples/...`); `line` is 1-based and null where Snowfakery does not know it. Values copied from a
+recipe's YAML (a count, an option default, a field name) can be any YAML scalar, so they are `Any`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+from mcp_bridge.toolsets.schemas.snowflake import OPEN, LiveProvenance
+
+
+class RecipeProblem(TypedDict):
+    """An error or warning about a recipe (the spec's `{message, filename, line, column?, kind}`)."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    kind: str
+    message: str
+    filename: str | None
+    line: int | None
+    column: NotRequired[int]
+
+
+# -- catalog ---------------------------------------------------------------------------------------------
+class Limits(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    max_reps: int
+    max_target_count: int
+    max_rows: int
+    timeout_seconds: float
+    max_output_bytes: int
+    max_inline_chars: int
+    max_recipe_bytes: int
+    max_memory_mb: int
+
+
+class Capabilities(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    snowfakery_version: str
+    output_formats: list[str]
+    graphviz_available: bool
+    features: list[str]
+    limits: Limits
+    allow_dburl: bool
+    allow_network: bool
+    allowed_plugins: list[str]
+    content: dict[str, Literal["bundled", "docs_dir"]]
+
+
+class ExampleItem(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    name: str
+    description: str
+    uri: str
+
+
+class ExampleList(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    examples: list[ExampleItem]
+    count: int
+    source: Literal["bundled", "docs_dir"]
+
+
+class ExampleProvenance(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    source: Literal["bundled", "docs_dir"]
+    path: str
+
+
+class ExampleAnswer(ExampleItem):
+    recipe_text: str
+    provenance: ExampleProvenance
+
+
+class SchemaAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    schema: dict[str, Any]
+    uri: str
+    source: Literal["bundled", "docs_dir"]
+
+
+class DocHit(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    doc: str
+    uri: str
+    heading: str
+    headings: list[str]
+    line: int
+    score: float
+    snippet: str
+
+
+class DocSearch(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    query: str
+    results: list[DocHit]
+    count: int
+
+
+# -- validation and analysis ------------------------------------------------------------------------------
+class Checks(TypedDict):
+    """Which checks ran: YAML, the JSON schema, the server's policy, then Snowfakery's own validator."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    yaml: bool
+    schema: bool
+    policy: bool
+    snowfakery: Literal["validate_only+strict_mode", "parse"] | None
+
+
+class Validation(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    recipe: str
+    valid: bool
+    errors: list[RecipeProblem]
+    warnings: list[RecipeProblem]
+    checks: Checks
+
+
+class Located(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    filename: str | None
+    line: int | None
+
+
+class FieldInfo(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    name: Any
+    kind: str
+    hidden: bool
+
+
+class TableInfo(Located):
+    name: str
+    fields: list[FieldInfo]
+    hidden: bool
+    nicknames: list[str]
+    count: Any
+    just_once: bool
+    parents: list[str]
+    templates: int
+    macros: NotRequired[list[str]]
+
+
+class Relationship(Located):
+    from_table: str
+    field: Any
+    to_table: str
+    kind: Literal["friend", "inline_object", "reference", "random_reference"]
+    nickname: NotRequired[str]
+
+
+class OptionDeclared(Located):
+    name: Any
+    default: Any
+    required: bool
+
+
+class PluginDeclared(Located):
+    name: str
+    allowed: bool
+
+
+class MacroDeclared(Located):
+    name: str
+
+
+class IncludeInfo(Located):
+    path: str
+    followed: bool
+
+
+class Risk(Located):
+    flag: str
+    severity: Literal["info", "warning", "error"]
+    message: str
+
+
+class Analysis(TypedDict):
+    """The static model of a recipe; a recipe that is not valid YAML (or not a list) has `errors` only."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    recipe: str
+    valid_yaml: bool
+    errors: list[RecipeProblem]
+    snowfakery_version: NotRequired[Any]
+    tables: NotRequired[list[TableInfo]]
+    relationships: NotRequired[list[Relationship]]
+    uses_random_reference: NotRequired[list[str]]
+    options_declared: NotRequired[list[OptionDeclared]]
+    plugins_declared: NotRequired[list[PluginDeclared]]
+    macros: NotRequired[list[MacroDeclared]]
+    includes: NotRequired[list[IncludeInfo]]
+    estimated_risk: NotRequired[list[Risk]]
+    policy_problems: NotRequired[list[RecipeProblem]]
+
+
+class FormatAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    recipe: str
+    formatted_text: str
+    changed: bool
+    notes: list[str]
+
+
+# -- runs ---------------------------------------------------------------------------------------------------
+class TableDependency(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    from_table: str
+    field: str
+    to_table: str
+
+
+class RunSummary(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    row_counts: dict[str, int]
+    total_rows: int
+    reps: int | None
+    last_ids: dict[str, int]
+    tables: dict[str, list[str]]
+    dependencies: list[TableDependency]
+    elapsed_seconds: float | None
+
+
+class CsvFile(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    name: str
+    uri: str
+    rows: NotRequired[int]
+
+
+class RunAnswer(TypedDict):
+    """A run (`run_id` set) or, with validate_only, the validation verdict (`run_id` null). Update mode adds
+    `update_input_file`: the workspace CSV the run read."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    run_id: str | None
+    recipe: str
+    output_format: NotRequired[str]
+    summary: NotRequired[RunSummary]
+    stdout_text: NotRequired[str]
+    truncated: NotRequired[bool]
+    output_bytes: NotRequired[int]
+    csv_files: NotRequired[list[CsvFile]]
+    mapping_yaml: NotRequired[str]
+    mapping_truncated: NotRequired[bool]
+    messages: NotRequired[list[str]]
+    warnings: NotRequired[list[RecipeProblem]]
+    resources: NotRequired[list[str]]
+    workspace_files: NotRequired[dict[str, str]]
+    update_input_file: NotRequired[str]
+    provenance: NotRequired[LiveProvenance]
+    validate_only: NotRequired[bool]
+    valid: NotRequired[bool]
+    errors: NotRequired[list[RecipeProblem]]
+    checks: NotRequired[Checks]
+
+
+class DiagramAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    run_id: str
+    format: str
+    diagram_uri: str
+    diagram_text: str | None
+    truncated: bool
+    summary: RunSummary
+    resources: list[str]
+
+
+class MappingAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    run_id: str
+    mapping_yaml: str
+    truncated: bool
+    mapping_uri: str
+    tables: list[str]
+    resources: list[str]
+
+
+# -- explain_errors ---------------------------------------------------------------------------------------
+class SourceLocation(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    filename: str | None
+    line: int | None
+    column: NotRequired[int]
+
+
+class SuggestedFix(TypedDict):
+    """The smallest change: on `line`, `before` becomes `after` (both null when no edit can be derived,
+    then `description` says what to do)."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    description: str
+    line: int | None
+    before: str | None
+    after: str | None
+
+
+class Explanation(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    kind: str
+    message: str
+    location: SourceLocation
+    failing_construct: str | None
+    rule: str
+    fix: SuggestedFix
+    source_line: str | None
+
+
+class ErrorExplanations(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    recipe: str
+    valid: bool
+    explanations: list[Explanation]
+    checks: Checks
