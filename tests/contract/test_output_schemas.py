@@ -17,33 +17,6 @@ from mcp_bridge.toolsets.schemas import schema_of
 from mcp_bridge.toolsets.schemas.batch import schemas_of
 from tests.contract.surface import current_surface
 
-# Tools still publishing an open schema while their toolset is being typed (issue 17, item 2, in progress
-# elsewhere). The list only shrinks: delete a name once its tool declares its shape.
-STILL_OPEN = frozenset(
-    {
-        "check_staleness",
-        "describe_object",
-        "execute_ddl",
-        "execute_scalar",
-        "execute_sql",
-        "get_dependencies",
-        "get_lineage",
-        "list_objects",
-        "sync_objects",
-        "snowfakery.analyze_recipe",
-        "snowfakery.format_recipe",
-        "snowfakery.generate_mapping",
-        "snowfakery.get_example",
-        "snowfakery.get_schema",
-        "snowfakery.list_capabilities",
-        "snowfakery.list_examples",
-        "snowfakery.render_diagram",
-        "snowfakery.run_recipe",
-        "snowfakery.search_docs",
-        "snowfakery.validate_recipe",
-    }
-)
-
 # Tools whose spec answer is a bare list: the key it is under here.
 SPEC_LIST_KEYS = {
     "dbt_get_blast_radius": "affected",
@@ -65,25 +38,21 @@ def test_every_tool_publishes_a_typed_output_schema(tools: dict[str, Any]) -> No
     open_ones = sorted(
         name for name, tool in tools.items() if not (tool["output_schema"] or {}).get("properties")
     )
-    unexpected = [name for name in open_ones if name not in STILL_OPEN]
-    assert not unexpected, f"tools with an open output schema (no properties): {unexpected}"
-    typed_now = sorted(STILL_OPEN & set(tools) - set(open_ones))
-    assert not typed_now, f"these tools are typed now: remove them from STILL_OPEN: {typed_now}"
+    assert not open_ones, f"tools with an open output schema (no properties): {open_ones}"
 
 
-# Answers computed from the caller's input alone, with nothing to trace back to a system or a snapshot.
-NO_PROVENANCE = frozenset({"orchestrator_detect_patterns"})
+# Toolsets whose every answer comes from a store snapshot, a given artifact, the project's files or a live run,
+# and so says which (the snowfakery tools analyse the caller's recipe; the other toolsets type theirs).
+ANSWERS_WITH_PROVENANCE = ("dbt_", "fs_", "warehouse_")
 
 
-def test_every_typed_schema_names_provenance(tools: dict[str, Any]) -> None:
+def test_every_answer_of_the_cached_and_live_toolsets_declares_provenance(tools: dict[str, Any]) -> None:
+    checked = {name: tool for name, tool in tools.items() if name.startswith(ANSWERS_WITH_PROVENANCE)}
+    assert len(checked) >= 22
     missing = [
-        name
-        for name, tool in tools.items()
-        if name not in NO_PROVENANCE
-        and (tool["output_schema"] or {}).get("properties")
-        and "provenance" not in tool["output_schema"]["properties"]
+        name for name, tool in checked.items() if "provenance" not in tool["output_schema"]["required"]
     ]
-    assert not missing, f"typed answers without provenance in their schema: {missing}"
+    assert not missing, f"answers without provenance in their schema: {missing}"
 
 
 @pytest.mark.parametrize(("tool", "key"), sorted(SPEC_LIST_KEYS.items()))
