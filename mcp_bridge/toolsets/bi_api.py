@@ -29,6 +29,7 @@ from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.lib.bi.shapes import DashboardInfo, ElementInfo, TableRef, TileOutcome
 from ade_platform.lib.bi.tables import count_rows_sql
 from ade_platform.lib.bi.tiles import run_tiles
+from ade_platform.lib.shapes import OPEN
 from ade_platform.store import Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
@@ -47,6 +48,7 @@ DashboardId = Annotated[
 
 
 class DashboardListItem(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dashboard_id: str
     title: str
     folder: str | None
@@ -57,6 +59,7 @@ class DashboardListItem(TypedDict):
 
 
 class DashboardList(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     tool: str
     dashboards: list[DashboardListItem]
     total: int
@@ -64,6 +67,7 @@ class DashboardList(TypedDict):
 
 
 class ElementOut(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     element_id: str
     title: str | None
     element_type: str
@@ -81,6 +85,7 @@ class ElementOut(TypedDict):
 
 
 class DashboardElements(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dashboard_id: str
     tool: str
     title: str
@@ -97,6 +102,7 @@ class HealthAnswer(report.DashboardHealth):
 
 
 class RowCountAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dashboard_id: str
     tool: str
     title: str
@@ -112,6 +118,7 @@ class RowCountAnswer(TypedDict):
 
 
 class LookAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     look_id: int
     title: str | None
     row_count: int

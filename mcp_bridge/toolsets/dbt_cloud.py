@@ -26,6 +26,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ade_platform.lib import dbt_cloud as lib
+from ade_platform.lib.shapes import OPEN
 from ade_platform.store import Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
@@ -47,6 +48,7 @@ ArtifactName = Literal["manifest.json", "catalog.json", "run_results.json", "sou
 
 
 class TriggerAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: int
     job_id: int
     status: str
@@ -58,6 +60,7 @@ class TriggerAnswer(TypedDict):
 
 
 class StepAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     index: int | None
     name: str
     status: str
@@ -67,6 +70,7 @@ class StepAnswer(TypedDict):
 
 
 class PollAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: int
     job_id: int | None
     status: str
@@ -83,6 +87,7 @@ class PollAnswer(TypedDict):
 
 
 class LastRunAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: int
     job_id: int
     status: str
@@ -98,6 +103,7 @@ class LastRunAnswer(TypedDict):
 
 
 class ArtifactAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     artifact: str
     run_id: int
     fetched_at: str
@@ -110,6 +116,7 @@ class ArtifactAnswer(TypedDict):
 
 
 class JobEntry(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     job_id: int
     name: str | None
     environment_id: int | None
@@ -123,6 +130,7 @@ class JobEntry(TypedDict):
 
 
 class JobsAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     project_id: int
     environment_id: int | None
     jobs: list[JobEntry]
@@ -131,6 +139,7 @@ class JobsAnswer(TypedDict):
 
 
 class SourceFreshness(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     unique_id: str
     source_name: str | None
     table_name: str | None
@@ -142,6 +151,7 @@ class SourceFreshness(TypedDict):
 
 
 class FreshnessAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     job_id: int
     run_id: int
     run_status: str

@@ -27,6 +27,7 @@ from ade_platform.clients.orchestrator import OrchestratorClient, OrchestratorEr
 from ade_platform.lib.orchestrator.logs import cap_log
 from ade_platform.lib.orchestrator.patterns import PatternResult, detect_patterns, detect_signatures
 from ade_platform.lib.orchestrator.runs import RunRecord, Status, normalize_status, summarize
+from ade_platform.lib.shapes import OPEN
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
@@ -63,6 +64,7 @@ TaskId = Annotated[
 
 
 class Provenance(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     source: str
     run_id: NotRequired[str | None]
     elapsed_ms: NotRequired[float]
@@ -75,6 +77,7 @@ class Provenance(TypedDict):
 
 
 class LastRun(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     run_id: str
     state: str
@@ -90,6 +93,7 @@ class LastRun(TypedDict):
 
 
 class Triggered(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     run_id: str
     state: str
@@ -100,6 +104,7 @@ class Triggered(TypedDict):
 
 
 class TaskStatus(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     run_id: str
     task_id: str
@@ -117,6 +122,7 @@ class TaskStatus(TypedDict):
 
 
 class Logs(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     run_id: str
     task_id: str
@@ -128,6 +134,7 @@ class Logs(TypedDict):
 
 
 class DetectedPatterns(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     results: list[PatternResult]
     patterns_checked: int
     builtin_signatures: bool
@@ -135,6 +142,7 @@ class DetectedPatterns(TypedDict):
 
 
 class HistoryRun(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str
     state: str
     execution_date: str | None
@@ -143,6 +151,7 @@ class HistoryRun(TypedDict):
 
 
 class RunHistory(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     lookback_days: int
     runs: list[HistoryRun]

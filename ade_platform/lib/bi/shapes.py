@@ -10,11 +10,14 @@ from typing import Literal
 
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
+
 TileStatus = Literal["ok", "error", "empty", "unknown"]
 DashboardStatus = Literal["ok", "error", "unknown"]
 
 
 class TableRef(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     relation: str  # database.schema.name as the warehouse names it, unquoted
     database: str | None
     schema: str | None
@@ -23,6 +26,7 @@ class TableRef(TypedDict):
 
 
 class ElementInfo(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     id: str
     title: str | None
     type: str  # vis, text, ... (Looker element type; Metabase card display or "text")
@@ -42,6 +46,7 @@ class ElementInfo(TypedDict):
 
 
 class DashboardSummary(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     id: str
     title: str
     folder: str | None
@@ -56,6 +61,7 @@ class DashboardInfo(DashboardSummary):
 
 
 class TileOutcome(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     element_id: str
     title: str | None
     status: TileStatus

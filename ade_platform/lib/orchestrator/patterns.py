@@ -14,12 +14,15 @@ from typing import NotRequired
 import regex
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
+
 DEFAULT_TIMEOUT_SECONDS = 1.0
 MAX_MATCHES_PER_PATTERN = 200
 MAX_SNIPPET_CHARS = 500
 
 
 class PatternMatch(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     line_number: int
     matched_text: str
     line_snippet: str
@@ -27,6 +30,7 @@ class PatternMatch(TypedDict):
 
 
 class PatternResult(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     pattern: str
     match_count: int
     matches: NotRequired[list[PatternMatch]]

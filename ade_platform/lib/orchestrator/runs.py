@@ -7,6 +7,8 @@ from typing import Literal
 
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
+
 Status = Literal["success", "failed", "running", "queued", "other"]
 
 # Each backend's state names, mapped to one vocabulary so filters and counts work across backends.
@@ -42,6 +44,7 @@ _STATUS: dict[str, Status] = {
 
 
 class RunRecord(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str
     state: str
     status: Status
@@ -54,6 +57,7 @@ class RunRecord(TypedDict):
 
 
 class HistoryRun(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str
     state: str
     execution_date: str | None
@@ -62,6 +66,7 @@ class HistoryRun(TypedDict):
 
 
 class HistorySummary(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     runs: list[HistoryRun]
     total_runs: int
     success_count: int
