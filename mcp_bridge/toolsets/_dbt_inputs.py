@@ -67,14 +67,12 @@ def derive(snapshot: Snapshot, key: str, build: Callable[[Snapshot], T]) -> T:
         return snapshot.derived(key, built)
 
 
-# The output schema FastMCP infers for `-> dict[str, Any]`; given explicitly because the tools return a
-# ToolResult built here (orjson text + the same dict as structured content), which skips FastMCP's
-# pydantic passes over the answer: a much faster round trip for a 500-node lineage.
-OBJECT_OUTPUT: dict[str, Any] = {"type": "object", "additionalProperties": True}
-
-
 def as_result(body: dict[str, Any]) -> ToolResult:
     """The answer as MCP content: orjson text plus the same dict as structured content.
+
+    Returning a ToolResult skips FastMCP's pydantic passes over the answer (a much faster round trip for a
+    500-node lineage), so its annotation says nothing of the shape: the tools declare it with
+    `output_schema=schema_of(<TypedDict>)` (mcp_bridge/toolsets/schemas/).
 
     model_construct skips ToolResult's own deep re-serialization of the dict (answers here are built from
     JSON and hold only JSON types), which is most of the cost of a large answer.

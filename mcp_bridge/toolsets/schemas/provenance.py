@@ -1,0 +1,54 @@
+"""The provenance block on every answer of the dbt-artifacts, dbt-project and warehouse toolsets.
+
+One shape for the four origins, so an agent reads `source` first and then the fields that origin carries:
+cache (a store snapshot: asset, version, age, staleness), file (an artifact path the caller gave), files (the
+dbt project's files read now) and live (an audited Dagster run).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+
+class SnapshotRef(TypedDict):
+    """Another store snapshot the answer was computed from."""
+
+    asset: str
+    version: str
+    materialized_at: str
+
+
+class Provenance(TypedDict):
+    """Where the answer came from and how old it is."""
+
+    source: Annotated[
+        str,
+        Field(
+            description="cache: a store snapshot; file: the artifact path given; files: the project's files, "
+            "read now; live: an audited Dagster run against the system"
+        ),
+    ]
+    asset: NotRequired[str]
+    version: NotRequired[str]
+    materialized_at: NotRequired[str]
+    age_seconds: NotRequired[float]
+    run_id: NotRequired[str | None]
+    stale: NotRequired[bool]
+    stale_reason: NotRequired[str | None]
+    path: NotRequired[str | None]
+    read_at: NotRequired[str]
+    last_modified: NotRequired[str]
+    elapsed_ms: NotRequired[float]
+    inputs: NotRequired[
+        Annotated[list[SnapshotRef], Field(description="Other snapshots joined into the answer.")]
+    ]
+    history: NotRequired[
+        Annotated[SnapshotRef, Field(description="The schema snapshot a live answer's history came from.")]
+    ]
+    live_error: NotRequired[
+        Annotated[str, Field(description="Why the live read failed, when the answer fell back to the store.")]
+    ]
+    dbt_cloud: NotRequired[dict[str, Any]]

@@ -1,0 +1,203 @@
+"""Output shapes of the warehouse toolset (agent-toolset spec category 2), with the spec's field names.
+
+Values read from a warehouse (row cells, column defaults, user names) keep whatever JSON type the warehouse
+gave them; counts and flags the tools compute are typed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from mcp_bridge.toolsets.schemas.provenance import Provenance
+
+
+class ExecuteAnswer(TypedDict):
+    rows: list[dict[str, Any]]
+    row_count: int
+    columns: list[str]
+    elapsed_ms: float
+    bytes_processed: Annotated[int | None, Field(description="BigQuery only; null elsewhere.")]
+    warehouse: str
+    warehouse_type: str
+    limit: Annotated[int, Field(description="The row limit applied (at most limits.max_rows).")]
+    limit_requested: int
+    limit_capped: Annotated[bool, Field(description="True when limit_requested was above limits.max_rows.")]
+    limit_applied: Annotated[
+        bool, Field(description="True when a LIMIT was added to or lowered in the query.")
+    ]
+    truncated: Annotated[bool, Field(description="True when more rows existed than the limit.")]
+    provenance: Provenance
+
+
+# ---- warehouse_get_schema --------------------------------------------------------------------------------
+class WarehouseColumn(TypedDict):
+    """One row of INFORMATION_SCHEMA.COLUMNS."""
+
+    column_name: str
+    ordinal_position: int | None
+    data_type: str
+    is_nullable: Literal["YES", "NO"]
+    column_default: Any
+    character_maximum_length: int | None
+    numeric_precision: int | None
+    numeric_scale: int | None
+
+
+class SchemaTable(TypedDict):
+    table_name: str
+    table_type: str | None
+    columns: list[WarehouseColumn]
+    column_count: int
+
+
+class WarehouseSchemaAnswer(TypedDict):
+    """One table (table_name set: `columns`), or every table of the schema (table_name null: `tables`)."""
+
+    database: str | None
+    schema: str
+    table_name: str | None
+    table_type: NotRequired[str | None]
+    columns: NotRequired[list[WarehouseColumn]]
+    tables: NotRequired[list[SchemaTable]]
+    table_count: NotRequired[int]
+    column_count: int
+    truncated: NotRequired[
+        Annotated[bool, Field(description="Whole schema: true when tables were left out at the column cap.")]
+    ]
+    warehouse: str
+    provenance: Provenance
+
+
+# ---- warehouse_detect_schema_drift -----------------------------------------------------------------------
+class Since(TypedDict):
+    """The first schema snapshot (or "live") that shows the change."""
+
+    first_seen_version: str
+    first_seen_at: str
+    at_or_before: Annotated[bool, Field(description="Even the oldest retained snapshot shows it.")]
+
+
+class AddedColumn(TypedDict):
+    column_name: str
+    data_type: str | None
+    note: str
+    since: NotRequired[Since]
+
+
+class RemovedColumn(TypedDict):
+    column_name: str
+    declared_type: str | None
+    note: str
+    since: NotRequired[Since]
+
+
+class TypeChange(TypedDict):
+    column_name: str
+    manifest_type: str | None
+    warehouse_type: str | None
+    normalized: Annotated[list[str | None], Field(description="[manifest type, warehouse type], normalized.")]
+    declared_type_source: str | None
+    note: str
+    since: NotRequired[Since]
+
+
+Rename = TypedDict("Rename", {"from": str, "to": str})
+
+
+class DeclaredIn(TypedDict):
+    asset: str
+    version: str
+
+
+class DriftAnswer(TypedDict):
+    model_name: str
+    unique_id: str
+    relation: str
+    declared_from: Annotated[str, Field(description="manifest (the YAML declares columns) or catalog")]
+    drift_detected: bool
+    relation_missing: bool
+    added_in_warehouse: list[AddedColumn]
+    removed_from_warehouse: list[RemovedColumn]
+    type_changed: list[TypeChange]
+    likely_renames: list[Rename]
+    unchanged_count: int
+    checked_at: str
+    observed_at: str
+    declared_in: DeclaredIn
+    warehouse: str
+    provenance: Provenance
+
+
+# ---- warehouse_check_freshness ---------------------------------------------------------------------------
+class FreshnessAnswer(TypedDict):
+    table_name: str
+    timestamp_column: str
+    max_timestamp: str | None
+    checked_at: str
+    staleness_hours: float | None
+    freshness_threshold_hours: float
+    is_fresh: bool
+    row_count_sampled: int | None
+    observed_at: NotRequired[
+        Annotated[str, Field(description="From Dagster's freshness snapshot: when it was taken.")]
+    ]
+    provenance: Provenance
+
+
+# ---- warehouse_get_query_history -------------------------------------------------------------------------
+class HistoryEntry(TypedDict):
+    query_id: str | None
+    query_text_truncated: Annotated[str, Field(description="At most 500 characters, literals stripped.")]
+    user_name: Any
+    start_time: Any
+    end_time: Any
+    duration_ms: int | None
+    bytes_scanned: int | None
+    rows_produced: int | None
+    execution_status: Any
+
+
+class QueryHistoryAnswer(TypedDict):
+    queries: list[HistoryEntry]
+    total_returned: int
+    lookback_days: int
+    warehouse: str
+    provenance: Provenance
+
+
+# ---- warehouse_explain_query -----------------------------------------------------------------------------
+class ExplainAnswer(TypedDict):
+    plan_text: str
+    estimated_bytes_scanned: int | None
+    estimated_cost_credits: float | None
+    notes: str
+    warehouse: str
+    provenance: Provenance
+
+
+# ---- warehouse_detect_duplicates -------------------------------------------------------------------------
+class DuplicateSample(TypedDict):
+    """The key columns' values (one field per key column), how often that key occurs, and one of its rows."""
+
+    occurrence_count: int
+    sample_row: dict[str, Any]
+
+
+class DuplicatesAnswer(TypedDict):
+    table_name: str
+    key_columns: list[str]
+    total_rows: int
+    distinct_key_count: int
+    duplicate_key_count: int
+    duplicate_row_count: int
+    duplication_rate_pct: float
+    severity: Annotated[
+        Literal["none", "low", "medium", "high"],
+        Field(description="none: no duplicates; low < 0.1 % of rows; medium 0.1-1 %; high > 1 %"),
+    ]
+    sample_duplicates: list[DuplicateSample]
+    warehouse: str
+    provenance: Provenance
