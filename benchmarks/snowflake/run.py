@@ -168,7 +168,7 @@ def bench_proxy(quick: bool) -> None:
         )
         print(
             f"    {'':8} {'snow sql':>9} {'cli proxy':>10} {'cli MCP':>9} {'conn proxy':>11} {'conn MCP':>9}"
-            f" {'cli/conn MCP':>13} {'conn MCP/snow sql':>18}"
+            f" {'cli/conn MCP':>13} {'snow sql/conn MCP':>18}"
         )
         for kind, sql in STATEMENTS.items():
             argv = cli.command(["sql", "--query", sql, "--enable-templating", "NONE"])
@@ -187,7 +187,7 @@ def bench_proxy(quick: bool) -> None:
             print(
                 f"    {kind:8} {ms['plain']:7.0f}ms {ms['cli']:8.0f}ms {ms['cli_mcp']:7.0f}ms "
                 f"{ms['connector']:9.1f}ms {ms['connector_mcp']:7.1f}ms {ms['cli_mcp'] / ms['connector_mcp']:12.0f}x"
-                f" {ms['connector_mcp'] / ms['plain']:17.4f}x"
+                f" {ms['plain'] / ms['connector_mcp']:17.0f}x"
             )
         for _, ctx in servers.values():
             ctx.live().flush()  # the audit runs are written in the background; the folder goes away next

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from ade_platform.lib.snowfakery.runs import RunParams, run_artifact, run_recipe
 from ade_platform.lib.snowfakery.sandbox import Sandbox
 from ade_platform.lib.snowfakery.service import SnowfakeryService
 from ade_platform.lib.snowfakery.workspace import Workspace
+from ade_platform.lib.snowfakery.zygote import POOL_SIZE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [e.name for e in ContentLibrary().examples()]
@@ -50,6 +52,18 @@ def _children(pid: int | None) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def _used_and_replaced(zygote: int | None, waiting: set[int]) -> bool:
+    """Exactly one of the waiting job processes ran (and is gone), and the pool is back to its size."""
+    deadline = time.monotonic() + 10  # the replacement forks right after the hand-over
+    while True:
+        now = set(_children(zygote))
+        if len(waiting - now) == 1 and len(now) == len(waiting) == POOL_SIZE:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -85,13 +99,34 @@ def test_runaway_recipe_is_killed_at_the_timeout_and_leaves_nothing(tmp_path: Pa
     service = _service(tmp_path, timeout_seconds=2)
     service.sandbox.warm()
     zygote = Sandbox.zygote_pid()
+    waiting = set(_children(zygote))  # the pool: job processes waiting for a request
     with pytest.raises(SnowfakeryError) as caught:
         _run(service, RUNAWAY, output_format="csv", output_folder_path="out")
     assert caught.value.code == "run_timeout"
-    assert _children(zygote) == []  # the child (and its process group) is gone
+    assert _used_and_replaced(zygote, waiting)  # the job process is gone, a fresh one waits instead
     assert list(service.workspace.runs_dir.iterdir()) == []  # no run folder left
     assert list(service.workspace.root.iterdir()) == []  # nothing delivered to the workspace
     assert _run(service, "- object: A\n")["summary"]["row_counts"] == {"A": 1}  # the sandbox still works
+
+
+def test_each_run_gets_a_fresh_prestarted_process_that_never_serves_again(tmp_path: Path) -> None:
+    service = _service(tmp_path)
+    service.sandbox.warm()
+    zygote = Sandbox.zygote_pid()
+    assert len(_children(zygote)) == POOL_SIZE  # started before any run asks for one
+    recipe = "- object: Draw\n  fields:\n    n: ${{ random_number(min=1, max=10**15) }}\n"
+    served: set[int] = set()
+    draws = []
+    for _ in range(3):
+        waiting = set(_children(zygote))
+        answer = _run(service, recipe)
+        assert _used_and_replaced(zygote, waiting)
+        used = waiting - set(_children(zygote))
+        assert not used & served  # recycled after its run: no process runs two jobs
+        served |= used
+        draws.append(answer["stdout_text"])
+    assert len(set(draws)) == 3, "job processes share random state with each other (or with the zygote)"
+    assert Sandbox.zygote_pid() == zygote
 
 
 def test_row_and_file_size_limits(tmp_path: Path) -> None:

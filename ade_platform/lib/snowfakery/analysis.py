@@ -26,7 +26,12 @@ _MAX_BOUND = re.compile(r"\bmax\s*=\s*(\d+)")
 _ORG_CALL = re.compile(r"\bSalesforce\.ProfileId\b")
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's parser when PyYAML has it (ten times faster: every run analyses its recipe first); same nodes, marks
+# and safe constructors either way.
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):
     """SafeLoader recording the 1-based line of every mapping (`__line__`) and of each key (`__keylines__`)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -43,6 +48,11 @@ def load_with_lines(text: str) -> Any:
 
 
 def yaml_error(text: str, filename: str) -> dict[str, Any] | None:
+    try:
+        yaml.load(text, Loader=_SafeLoader)
+        return None
+    except yaml.YAMLError:
+        pass  # explained below by the pure-Python parser, whose messages and positions agents are shown
     try:
         yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:

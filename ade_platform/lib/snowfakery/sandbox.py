@@ -1,7 +1,7 @@
 """Runs Snowfakery jobs in killable child processes (parent side).
 
-A single zygote process per server (see `zygote.py`) keeps Snowfakery imported and forks one child per
-job. `Sandbox.execute` writes the request into the run folder, asks the zygote for a child, then waits
+A single zygote process per server (see `zygote.py`) keeps Snowfakery imported and warmed up, and a small
+pool of pre-started job processes, each used for one job only (recycled after every run). `Sandbox.execute` writes the request into the run folder, asks the zygote for a child, then waits
 for the child's result file, for the child to die, or for the timeout, whichever comes first. On timeout
 the child's whole process group (its session, including any `dot` it started) is killed with SIGKILL.
 The zygote gets a minimal environment, so no server secret is ever in a child's memory or environment.
@@ -164,7 +164,7 @@ def kill_group(pid: int) -> None:
 
 
 class Sandbox:
-    """Executes job requests in fresh children of the shared zygote."""
+    """Executes job requests in fresh job processes of the shared zygote (one process per job)."""
 
     def warm(self) -> None:
         """Start the zygote now (it takes a few seconds to import Snowfakery)."""

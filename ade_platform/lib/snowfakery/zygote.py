@@ -1,19 +1,54 @@
-"""The sandbox's zygote: a long-lived process with Snowfakery already imported, forking one child per job.
+"""The sandbox's zygote: a long-lived process with Snowfakery imported and warmed up, keeping a small pool of
+pre-started job processes, each used for one job only.
 
-Started by `sandbox.Sandbox` with a minimal environment and no terminal. Protocol on stdin/stdout, one
-JSON object per line: the parent sends {"request": "<path of a request file>"}; the zygote forks, and
-answers {"pid": <child pid>}. The child starts its own session (so the parent can kill its whole process
-group), runs `worker.run_job(request)`, and writes its result next to the request. The zygote ignores
-SIGCHLD, so finished children are reaped at once and `os.kill(pid, 0)` tells the parent a child is gone.
-Importing Snowfakery takes seconds; forking a warm zygote takes milliseconds.
+Started by `sandbox.Sandbox` with a minimal environment and no terminal. Protocol on stdin/stdout, one JSON
+object per line: the parent sends {"request": "<path of a request file>"}; the zygote hands the request to a
+waiting job process and answers {"pid": <its pid>}, then forks a replacement, so the next job does not wait
+for a fork either.
+
+A job process is forked before its job is known: it leads its own session (the parent kills its whole process
+group on timeout), closes every descriptor but its own request pipe (it cannot reach the zygote's protocol nor
+another job process's pipe), and blocks reading one request path. It then runs `worker.run_job`, which applies
+that request's limits, environment and audit hook before any recipe code runs, writes the result next to the
+request and exits: no process ever runs a second job, so nothing one recipe does can reach the next. If the
+zygote dies, the waiting processes read end-of-file and exit.
+
+Importing Snowfakery takes seconds and a first recipe pays for lazy set-up (Faker providers, Jinja's lexer,
+Snowfakery's validators); the zygote pays both once, by running a tiny recipe before it forks anything, and
+every job process inherits the result. The zygote ignores SIGCHLD, so finished job processes are reaped at once
+and `os.kill(pid, 0)` tells the parent a job process is gone.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
 import sys
+from collections import deque
+
+POOL_SIZE = 2  # job processes waiting at any time: one for the next job, one already forking behind it
+_WARM_UP_RECIPE = """
+- object: warm_up
+  count: 3
+  fields:
+    name: ${{ fake.first_name }} ${{ fake.last_name }}
+    email:
+      fake: email
+    since:
+      date_between:
+        start_date: -5y
+        end_date: today
+    amount: ${{ random_number(min=5, max=500) }}
+    status:
+      random_choice: [a, b]
+  friends:
+    - object: warm_up_child
+      fields:
+        parent:
+          reference: warm_up
+"""
 
 
 def _preload() -> None:
@@ -28,17 +63,50 @@ def _preload() -> None:
     faker.Faker().name()  # loads the default locale's providers once, for every child
 
 
-def _child(request_path: str, protocol_in: int, protocol_out: int) -> None:
-    os.setsid()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the child waits for its own subprocesses (dot)
-    os.close(protocol_in)
-    os.close(protocol_out)
+def _warm_up() -> None:
+    """Generate a few rows in memory: what a first recipe sets up lazily is then set up in every job process."""
+    import contextlib
+    import io
+
+    from snowfakery.api import generate_data
+
+    from ade_platform.lib.snowfakery.quiet import QuietApplication
+    from ade_platform.lib.snowfakery.worker import NamedText
+
+    # A warm-up is an optimisation: should it fail, a job process runs the same, only colder.
+    with contextlib.suppress(Exception):
+        generate_data(
+            NamedText(_WARM_UP_RECIPE, "warm_up.recipe.yml"),
+            parent_application=QuietApplication(),
+            output_format="txt",
+            output_file=io.StringIO(),
+        )
+
+
+def _start_job_process() -> tuple[int, int]:
+    """Fork a job process waiting for its request; returns (pid, the write end of its request pipe)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        _job_process(read_end)
+    os.close(read_end)
+    return pid, write_end
+
+
+def _job_process(read_end: int) -> None:
     code = 1
     try:
-        from ade_platform.lib.snowfakery.worker import run_job
+        os.setsid()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the job waits for its own subprocesses (dot)
+        os.closerange(3, read_end)  # the protocol, and every other job process's request pipe
+        os.closerange(read_end + 1, os.sysconf("SC_OPEN_MAX"))
+        with os.fdopen(read_end, "r", encoding="utf-8") as requests:
+            request_path = requests.readline().strip()
+        if request_path:
+            from ade_platform.lib.snowfakery.worker import run_job
 
-        run_job(request_path)
-        code = 0
+            run_job(request_path)
+            code = 0
     finally:
         os._exit(code)
 
@@ -50,21 +118,39 @@ def main() -> None:
     for fd in (0, 1):
         os.dup2(devnull, fd)  # nothing the zygote or a child prints can reach the protocol stream
     _preload()
+    _warm_up()
+    # What the zygote holds now is shared, read-mostly, by every job process: keep it out of their garbage
+    # collections (which would otherwise walk, and so copy, all of it once per job).
+    gc.collect()
+    gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     reader = os.fdopen(protocol_in, "r", encoding="utf-8")
     writer = os.fdopen(protocol_out, "w", encoding="utf-8", buffering=1)
+    pool: deque[tuple[int, int]] = deque(_start_job_process() for _ in range(POOL_SIZE))
     writer.write(json.dumps({"ready": os.getpid()}) + "\n")
     for line in reader:
         try:
             request_path = json.loads(line)["request"]
+            if not isinstance(request_path, str) or "\n" in request_path:
+                raise TypeError
         except (ValueError, KeyError, TypeError):
             writer.write(json.dumps({"error": "bad request"}) + "\n")
             continue
-        pid = os.fork()
-        if pid == 0:
-            _child(request_path, reader.fileno(), writer.fileno())
-        writer.write(json.dumps({"pid": pid}) + "\n")
+        writer.write(json.dumps({"pid": _hand_over(pool, request_path)}) + "\n")
+        pool.append(_start_job_process())  # the replacement forks while the job runs
     sys.exit(0)
+
+
+def _hand_over(pool: deque[tuple[int, int]], request_path: str) -> int:
+    """Give the request to a waiting job process; one that died meanwhile (killed from outside) is skipped."""
+    while True:
+        pid, request_pipe = pool.popleft() if pool else _start_job_process()
+        try:
+            with os.fdopen(request_pipe, "w", encoding="utf-8") as pipe:
+                pipe.write(request_path + "\n")
+            return pid
+        except BrokenPipeError:
+            continue
 
 
 if __name__ == "__main__":
