@@ -54,6 +54,9 @@ test-slow: setup orchestrators  ## the tests marked slow: `ade dev` end to end, 
 	$(PY) -m pytest -q -m slow
 
 bench: setup $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
+	@# The project is installed editable: uv compiles only site-packages, so compile our own modules too, or
+	@# under PYTHONDONTWRITEBYTECODE every spawned `ade mcp` recompiles them from source.
+	$(PY) -m compileall -q ade_platform mcp_bridge
 	$(PY) -m benchmarks.run
 
 lint: setup

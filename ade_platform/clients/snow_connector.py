@@ -84,7 +84,13 @@ class Session:
         self._context: tuple[str | None, str | None] = (None, None)
 
     def execute(self, query: str, database: str | None, schema: str | None) -> list[Row]:
-        with self.lock:
+        # A statement waits for the one before it at most the statement timeout: a call never hangs behind a
+        # stuck session (the statement itself is cancelled server-side when its own timeout passes).
+        if not self.lock.acquire(timeout=self.timeout):
+            raise CliFailure(
+                "QUERY_TIMEOUT", "the connection's session stayed busy past the configured timeout"
+            )
+        try:
             conn = self._connected()
             cursor = conn.cursor()
             try:
@@ -104,6 +110,8 @@ class Session:
                 raise _failure(exc) from None
             finally:
                 cursor.close()
+        finally:
+            self.lock.release()
 
     def close(self) -> None:
         with self.lock:

@@ -1,12 +1,13 @@
 """Snowflake: guardrail classification time per statement, and the proxy's overhead over plain `snow sql`.
 
-    python -m benchmarks.snowflake.run [--quick]
+    python -m benchmarks.snowflake.run [--quick] [--transports-only]
 
 Classification: `classify_sql` (sqlglot AST, Snowflake dialect, exclusion checks) over a few hundred
 real-world-shaped statements plus both guard corpora, p50/p95 per statement.
-Proxy overhead: the same statement as a plain `snow sql -q ... --format JSON_EXT` subprocess, and through
-`execute_sql` (classify -> wrap -> the same CLI call -> redact) directly and through MCP (in-memory
-client), against a local fakesnow server; ratio of medians. Skipped when `snow` is not installed.
+Transports: the same statement as a plain `snow sql -q ... --format JSON_EXT` subprocess, and through
+`execute_sql` (classify -> wrap -> run -> redact) on each transport (`snow` CLI, connector session), directly
+and through MCP (in-memory client), against one local fakesnow server, in interleaved rounds; ratios of
+medians. Skipped when `snow` is not installed.
 """
 
 from __future__ import annotations
@@ -143,6 +144,8 @@ def bench_proxy_work(quick: bool) -> None:
 
 
 def bench_proxy(quick: bool) -> None:
+    """Both transports against the same fakesnow server in one run, per statement, rounds interleaved."""
+    from ade_platform.clients.snow_connector import SnowConnector
     from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, snow_cli, start_stack
 
     if snow_cli() is None:
@@ -151,37 +154,51 @@ def bench_proxy(quick: bool) -> None:
     repeats = 3 if quick else 7
     os.environ.pop("DAGSTER_HOME", None)  # audit runs of the MCP path go to the temporary ADE_HOME
     with tempfile.TemporaryDirectory() as tmp, start_stack(Path(tmp)) as stack:
-        cli = SnowCli(
-            connection=CONNECTION,
-            cli_path=stack.cli,
-            config_file=str(stack.config_file),
-            timeout=120,
-            database=DATABASE,
-            schema=SCHEMA,
+        where = {"connection": CONNECTION, "config_file": str(stack.config_file), "timeout": 120}
+        cli = SnowCli(cli_path=stack.cli, database=DATABASE, schema=SCHEMA, **where)
+        connector = SnowConnector(database=DATABASE, schema=SCHEMA, **where)
+        policy, limits = GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits()
+        proxies = {"cli": Proxy(cli, policy, limits), "connector": Proxy(connector, policy, limits)}
+        servers = {t: _mcp_server(stack, Path(tmp), t) for t in ("cli", "connector")}
+        for transport, (server, _) in servers.items():  # login / first process outside the timings
+            proxies[transport].execute_sql("SHOW TABLES")
+            _call(server, "SHOW TABLES")
+        print(
+            f"Snowflake per statement, both transports (fakesnow on loopback, {repeats} interleaved rounds, medians)"
         )
-        proxy = Proxy(cli, GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits())
-        server, ctx = _mcp_server(stack, Path(tmp))
-        print(f"proxy overhead over plain `snow sql` (fakesnow on loopback, {repeats} runs each, medians)")
+        print(
+            f"    {'':8} {'snow sql':>9} {'cli proxy':>10} {'cli MCP':>9} {'conn proxy':>11} {'conn MCP':>9}"
+            f" {'cli/conn MCP':>13} {'conn MCP/snow sql':>18}"
+        )
         for kind, sql in STATEMENTS.items():
             argv = cli.command(["sql", "--query", sql, "--enable-templating", "NONE"])
-            plain = timed(lambda argv=argv: subprocess.run(argv, capture_output=True, check=True), repeats)
-            direct = timed(lambda sql=sql: proxy.execute_sql(sql), repeats)
-            via_mcp = timed(lambda sql=sql: _call(server, sql), repeats)
-            base = statistics.median(plain)
+            steps: dict[str, Callable[[], Any]] = {
+                "plain": lambda argv=argv: subprocess.run(argv, capture_output=True, check=True),
+                "cli": lambda sql=sql: proxies["cli"].execute_sql(sql),
+                "cli_mcp": lambda sql=sql: _call(servers["cli"][0], sql),
+                "connector": lambda sql=sql: proxies["connector"].execute_sql(sql),
+                "connector_mcp": lambda sql=sql: _call(servers["connector"][0], sql),
+            }
+            times: dict[str, list[float]] = {name: [] for name in steps}
+            for _ in range(repeats):
+                for name, step in steps.items():
+                    times[name] += timed(step, 1)
+            ms = {name: statistics.median(values) * 1000 for name, values in times.items()}
             print(
-                f"    {kind:8} plain {base * 1000:8.0f} ms   proxy {statistics.median(direct) * 1000:8.0f} ms "
-                f"(x{statistics.median(direct) / base:.2f})   via MCP {statistics.median(via_mcp) * 1000:8.0f} ms "
-                f"(x{statistics.median(via_mcp) / base:.2f})"
+                f"    {kind:8} {ms['plain']:7.0f}ms {ms['cli']:8.0f}ms {ms['cli_mcp']:7.0f}ms "
+                f"{ms['connector']:9.1f}ms {ms['connector_mcp']:7.1f}ms {ms['cli_mcp'] / ms['connector_mcp']:12.0f}x"
+                f" {ms['connector_mcp'] / ms['plain']:17.4f}x"
             )
-        ctx.live().flush()  # the audit runs are written in the background; the folder goes away next
+        for _, ctx in servers.values():
+            ctx.live().flush()  # the audit runs are written in the background; the folder goes away next
 
 
-def _mcp_server(stack: Any, tmp: Path) -> tuple[Any, Any]:
+def _mcp_server(stack: Any, tmp: Path, transport: str) -> tuple[Any, Any]:
     from ade_platform.config import load_settings
     from mcp_bridge.context import BridgeContext
     from mcp_bridge.server import build_server
 
-    settings = load_settings(stack.ade_yaml(tmp / "ade"), env={})
+    settings = load_settings(stack.ade_yaml(tmp / f"ade-{transport}", transport=transport), env={})
     ctx = BridgeContext.from_settings(settings)
     return build_server(settings, ctx=ctx), ctx
 
@@ -199,10 +216,14 @@ def _call(server: Any, sql: str) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer statements and runs")
+    parser.add_argument(
+        "--transports-only", action="store_true", help="only the per-statement transport figures"
+    )
     args = parser.parse_args()
-    bench_classification(args.quick)
-    bench_precision(args.quick)
-    bench_proxy_work(args.quick)
+    if not args.transports_only:
+        bench_classification(args.quick)
+        bench_precision(args.quick)
+        bench_proxy_work(args.quick)
     bench_proxy(args.quick)
 
 

@@ -7,22 +7,19 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ade_platform.clients.snow_cli import (
-    policy_from_settings,
-    proxy_limits,
-    repository_root,
-    runner_from_settings,
-)
 from ade_platform.config import SnowflakeSettings
-from ade_platform.lib.snowflake.discovery import SnowflakeService
 from ade_platform.lib.snowflake.errors import E_CODES, SnowflakeError
-from ade_platform.lib.snowflake.proxy import Catalog, Proxy
-from ade_platform.lib.snowflake.runner import SnowRunner, resolve_context
 from ade_platform.store import StoreError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
+
+if TYPE_CHECKING:
+    # The transport, the guard and discovery (sqlglot) load on the first Snowflake call, not at gateway start.
+    from ade_platform.lib.snowflake.discovery import SnowflakeService
+    from ade_platform.lib.snowflake.proxy import Catalog, Proxy
+    from ade_platform.lib.snowflake.runner import SnowRunner
 
 log = logging.getLogger("ade.mcp.snowflake")
 REPOSITORY_ASSET = "snowflake_object_repository"
@@ -72,6 +69,11 @@ class SnowflakeRuntime:
         with self._lock:
             if name in self._services:
                 return self._services[name]
+        from ade_platform.clients.snow_cli import policy_from_settings, proxy_limits, runner_from_settings
+        from ade_platform.lib.snowflake.discovery import SnowflakeService
+        from ade_platform.lib.snowflake.proxy import Proxy
+        from ade_platform.lib.snowflake.runner import resolve_context
+
         section = self.settings()
         if self._runner_factory is not None:
             base = self._runner_factory(name)
@@ -100,6 +102,8 @@ class SnowflakeRuntime:
         return snapshot.derived("guard_catalog", lambda s: catalog_from_summary(s.data))
 
     def sync_root(self) -> Path:
+        from ade_platform.clients.snow_cli import repository_root
+
         self.settings()
         return repository_root(self.ctx.settings)
 

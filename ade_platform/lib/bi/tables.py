@@ -7,11 +7,15 @@ the warehouse the BI tool reads, so they match the warehouse snapshots and the d
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import sqlglot
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from ade_platform.lib.bi.shapes import TableRef
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+# sqlglot is imported inside the functions that parse: the gateway imports this module when the bi-api toolset
+# is mounted, and a cached answer must not pay for the parser (the cold-start budget).
 
 # sqlglot dialect of each warehouse type; case rule for unquoted identifiers (Snowflake folds to upper).
 _DIALECTS = {"duckdb": "duckdb", "snowflake": "snowflake", "bigquery": "bigquery"}
@@ -31,6 +35,8 @@ class Naming:
 
 
 def _ident(node: exp.Expression | None, naming: Naming) -> str | None:
+    from sqlglot import exp
+
     if node is None:
         return None
     name = node.name
@@ -51,6 +57,9 @@ def _ref(database: str | None, schema: str | None, name: str, naming: Naming, ho
 
 def tables_in_sql(sql: str, naming: Naming) -> list[TableRef]:
     """The tables (and views) a SELECT reads, CTE names left out; [] when the SQL does not parse."""
+    import sqlglot
+    from sqlglot import exp
+
     try:
         trees = sqlglot.parse(sql, read=naming.sqlglot_dialect)
     except sqlglot.errors.ParseError:
@@ -75,6 +84,8 @@ def tables_in_sql(sql: str, naming: Naming) -> list[TableRef]:
 
 def table_from_name(name: str, naming: Naming, how: str) -> TableRef | None:
     """A dotted table name (an explore's sql_table_name, a Metabase table's schema and name) as a TableRef."""
+    import sqlglot
+
     try:
         table = sqlglot.exp.to_table(name.strip(), dialect=naming.sqlglot_dialect)
     except (sqlglot.errors.ParseError, ValueError):
@@ -89,5 +100,7 @@ def table_from_name(name: str, naming: Naming, how: str) -> TableRef | None:
 
 def count_rows_sql(ref: TableRef, naming: Naming) -> str:
     """SELECT COUNT(*) over one table, quoted for the warehouse's dialect."""
+    from sqlglot import exp
+
     table = exp.table_(ref["name"], db=ref["schema"], catalog=ref["database"], quoted=True)
     return exp.select(exp.Count(this=exp.Star()).as_("row_count")).from_(table).sql(naming.sqlglot_dialect)

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
 from ade_platform.lib.lineage.trace import Health, builders_of, walk
 
 # base weight of each kind of cause: how often it is THE cause when present upstream of a symptom
@@ -32,6 +29,10 @@ _WEIGHT = {
 
 
 def _columns_in_sql(sql: str, dialect: str | None) -> set[str]:
+    # Imported here: the lineage toolset loads this module at start-up, and only this check parses SQL.
+    import sqlglot
+    from sqlglot import exp
+
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except sqlglot.errors.SqlglotError:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import sqlglot
-from sqlglot import exp
+# sqlglot is imported in the functions that parse: the lineage toolset loads this module at gateway start.
 
 _DIALECTS = {"duckdb": "duckdb", "snowflake": "snowflake", "bigquery": "bigquery", "postgres": "postgres"}
 
@@ -46,6 +45,9 @@ def make_key(
 
 def parse_relation(text: str, warehouse_type: str | None = None) -> RelationKey:
     """`db.schema.name`, `schema.name` or `name`, quoted or not."""
+    import sqlglot
+    from sqlglot import exp
+
     dialect = _DIALECTS.get(warehouse_type or "")
     try:
         table = exp.to_table(text, dialect=dialect)
@@ -58,6 +60,9 @@ def parse_relation(text: str, warehouse_type: str | None = None) -> RelationKey:
 
 def tables_in_sql(sql: str, warehouse_type: str | None = None) -> list[RelationKey]:
     """The relations a statement reads (CTE names excluded), each once; [] when it cannot be parsed."""
+    import sqlglot
+    from sqlglot import exp
+
     dialect = _DIALECTS.get(warehouse_type or "")
     try:
         statements = sqlglot.parse(sql, read=dialect)

@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass
 from typing import NotRequired
 
-import regex
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN
@@ -134,6 +133,8 @@ def failure_signature(log_text: str) -> str | None:
 
 
 def _scan(lines: list[str], pattern: str, timeout_seconds: float) -> PatternResult | None:
+    import regex  # on first use: the orchestrator toolset imports this module at gateway start
+
     try:
         compiled = regex.compile(pattern, flags=regex.VERSION0)
     except (regex.error, OverflowError, RecursionError) as exc:

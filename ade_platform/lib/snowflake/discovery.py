@@ -15,7 +15,7 @@ from typing import Any
 from ade_platform.lib.guard import GuardPolicy, classify_sql
 from ade_platform.lib.guard.policy import excluded_kind, matches_exclusion, split_name
 from ade_platform.lib.snowflake import ddl as ddl_lib
-from ade_platform.lib.snowflake.errors import CliFailure, SnowflakeError
+from ade_platform.lib.snowflake.errors import FATAL_CODES, CliFailure, SnowflakeError
 from ade_platform.lib.snowflake.lineage import (
     Edge,
     Graph,
@@ -28,7 +28,7 @@ from ade_platform.lib.snowflake.objects import ObjectName, kind, parse_name, quo
 from ade_platform.lib.snowflake.proxy import safe_message
 from ade_platform.lib.snowflake.runner import Row, SnowRunner
 
-_FATAL = frozenset({"AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"})
+_FATAL = FATAL_CODES
 DDL_FALLBACK_NOTE = (
     "GET_DDL is unavailable on this connection (function missing or privilege lacking); the DDL was "
     "reconstructed from INFORMATION_SCHEMA"

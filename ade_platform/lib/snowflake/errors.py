@@ -19,6 +19,8 @@ E_CODES: dict[str, str] = {
     "QUERY_TIMEOUT": "E1011",
     "SNOWFLAKE_NOT_CONFIGURED": "E1012",
 }
+# Failures after which a multi-call collection (discovery, sync) stops instead of skipping the one object.
+FATAL_CODES = frozenset({"AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"})
 
 
 class SnowflakeError(Exception):

@@ -21,14 +21,18 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ade_platform.lib.snowflake import ddl as ddl_lib
-from ade_platform.lib.snowflake.discovery import _FATAL, SnowflakeService
-from ade_platform.lib.snowflake.errors import SnowflakeError
-from ade_platform.lib.snowflake.lineage import Edge, edges_from_views
+from ade_platform.lib.snowflake.errors import FATAL_CODES, SnowflakeError
 from ade_platform.lib.snowflake.metadata import container_excluded
 from ade_platform.lib.snowflake.objects import KINDS, quote_ident, sql_literal
+
+if TYPE_CHECKING:
+    # Discovery (the guard) and view lineage parse SQL with sqlglot: loaded when a sync runs, not when the
+    # snowflake toolset is mounted.
+    from ade_platform.lib.snowflake.discovery import SnowflakeService
+    from ade_platform.lib.snowflake.lineage import Edge
 
 INDEX_FILE = ".object-repository.json"
 INDEX_VERSION = 1
@@ -169,6 +173,8 @@ def _collect_database(service: SnowflakeService, db: str, options: SyncOptions, 
                     "materialized_view" if mat else "view", db, schema, name, text, "information_schema"
                 )
             )
+    from ade_platform.lib.snowflake.lineage import edges_from_views
+
     edges, unparsed = edges_from_views(
         r for r in views if _upper(r, "TABLE_SCHEMA").upper() != "INFORMATION_SCHEMA"
     )
@@ -188,7 +194,7 @@ def _collect_routines(
     try:
         rows = service.metadata(f"SELECT * FROM {info}.{label}S")
     except SnowflakeError as exc:
-        if exc.code in _FATAL:
+        if exc.code in FATAL_CODES:
             raise
         inv.notes.append(
             f"{db}: INFORMATION_SCHEMA.{label}S is unavailable; {label.lower()}s were not synced"
@@ -216,7 +222,7 @@ def _collect_shown(
         try:
             rows = service.metadata(f"SHOW {KINDS[kind].plural} IN DATABASE {quote_ident(db)}", scopes={db})
         except SnowflakeError as exc:
-            if exc.code in _FATAL:
+            if exc.code in FATAL_CODES:
                 raise
             inv.notes.append(f"{db}: SHOW {KINDS[kind].plural} is unavailable; {kind}s were not synced")
             continue
@@ -254,7 +260,7 @@ def _apply_get_ddl(service: SnowflakeService, inv: Inventory) -> None:
         try:
             rows = service.metadata("\nUNION ALL\n".join(selects))
         except SnowflakeError as exc:
-            if exc.code in _FATAL or exc.code == "EXCLUDED_OBJECT":
+            if exc.code in FATAL_CODES or exc.code == "EXCLUDED_OBJECT":
                 raise
             service.ddl_unavailable = True
             inv.notes.append("GET_DDL is unavailable; DDL reconstructed from INFORMATION_SCHEMA")
