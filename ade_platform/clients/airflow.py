@@ -234,9 +234,20 @@ class AirflowClient:
             raise OrchestratorError("dag_not_found", f"Airflow has no DAG {dag_id!r}")
         rendered: dict[str, str] = {}
         runs = self.list_runs(dag_id, limit=1)
-        if runs:
+        # Airflow 3's task-instance list leaves rendered_fields empty; only the single-instance endpoint
+        # carries them, so it is read for the tasks that template a bash_command (one call each).
+        bash_tasks = {
+            t["task_id"] for t in body.get("tasks", []) if "bash_command" in (t.get("template_fields") or [])
+        }
+        if runs and bash_tasks:
+            run_path = f"/dags/{dag_id}/dagRuns/{runs[0]['run_id']}/taskInstances"
             for ti in self._instances(dag_id, runs[0]["run_id"]):
-                command = (ti.get("rendered_fields") or {}).get("bash_command")
+                if ti["task_id"] not in bash_tasks or ti.get("map_index", -1) != -1:
+                    continue
+                fields = ti.get("rendered_fields") or (self._get(f"{run_path}/{ti['task_id']}") or {}).get(
+                    "rendered_fields"
+                )
+                command = (fields or {}).get("bash_command")
                 if isinstance(command, str):
                     rendered[ti["task_id"]] = command
         return [

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, NotRequired
 
 import pytest
-from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
 from mcp_bridge.toolsets.schemas import schema_of
@@ -89,6 +88,3 @@ def test_schemas_built_together_equal_those_built_one_by_one() -> None:
     together = schemas_of(_First, _Second)
     assert together[_First] == schema_of(_First)
     assert together[_Second] == schema_of(_Second)
-    # open to keys a later answer gains: no shape forbids additional properties
-    assert "additionalProperties" not in together[_First]
-    TypeAdapter(_First).validate_python({"rows": [{"name": "a", "size": None}], "extra": 1})

@@ -169,3 +169,16 @@ def test_bigquery_client_against_the_rest_fake() -> None:
         }
         assert {"queries", "jobs", "datasets", "tables.get"} <= called
         client.close()
+
+
+def test_duckdb_file_behind_a_symlink_is_readable_and_nothing_else_is(duck: Path, tmp_path: Path) -> None:
+    """A deployment may point the configured path at a shared volume: DuckDB checks the resolved path."""
+    linked = tmp_path / "mounted" / "wh.duckdb"
+    linked.parent.mkdir()
+    linked.symlink_to(duck)
+    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=linked), 10)
+    assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).close()
+    with pytest.raises(WarehouseError):
+        client.query(f"attach '{other}' as other")

@@ -24,6 +24,7 @@ from tests.mcp.dbt_support import (
     source,
     write,
 )
+from tests.mcp.shape_check import assert_answers_match_their_schemas
 
 RAW = f"source.{PROJECT}.raw.customers"
 STG = f"model.{PROJECT}.stg_customers"
@@ -310,3 +311,30 @@ def test_sources_json_v1_to_v3(tmp_settings: Settings, tmp_path: Path) -> None:
         settings = serve_target(tmp_settings, folder)
         ok, fresh = call_tool(build_server(settings, only="dbt-artifacts"), "dbt_get_source_freshness", {})
         assert ok and fresh["sources"][0]["age_seconds"] == 86400 and fresh["sources"][0]["status"] == "error"
+
+
+def test_every_answer_is_described_by_its_output_schema(project: Settings) -> None:
+    target = project.dbt_target_path
+    assert_answers_match_their_schemas(
+        build_server(project, only="dbt-artifacts"),
+        [
+            ("dbt_get_lineage", {"node_id": STG, "direction": "downstream"}),
+            ("dbt_get_lineage", {"node_id": MART, "direction": "upstream", "depth": 1}),
+            ("dbt_get_blast_radius", {"node_id": RAW}),
+            ("dbt_get_model_tests", {"model_name": "stg_customers"}),
+            ("dbt_get_failed_models", {}),
+            ("dbt_get_failed_models", {"run_results_path": str(target / "run_results.json")}),
+            ("dbt_detect_silent_skip", {"expected_patterns": ["stg_*", "dim_customers", MART]}),
+            ("dbt_get_schema", {"model_name": "stg_customers", "source": "manifest"}),
+            ("dbt_get_schema", {"model_name": "stg_customers", "source": "catalog"}),
+            ("dbt_get_schema", {"model_name": "customers", "source": "catalog"}),
+            ("dbt_scan_pii_risk", {}),
+            (
+                "dbt_scan_pii_risk",
+                {"extra_patterns": ["full"], "manifest_path": str(target / "manifest.json")},
+            ),
+            ("dbt_find_select_star", {}),
+            ("dbt_find_select_star", {"manifest_path": str(target / "manifest.json")}),
+            ("dbt_get_column_lineage", {"node_id": "customers", "column_name": "email"}),
+        ],
+    )

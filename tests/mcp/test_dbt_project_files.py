@@ -13,6 +13,7 @@ from ade_platform.config import Settings
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool, call_tools
 from tests.mcp.dbt_support import PROJECT, manifest, model, serve_target, source, write
+from tests.mcp.shape_check import assert_answers_match_their_schemas
 
 STG = f"model.{PROJECT}.stg_orders"
 
@@ -191,4 +192,19 @@ def test_compiled_sql_from_the_manifest_names_its_compiled_path(
     assert (body["sql"], body["compiled_source"]) == ("select 42", "manifest")
     assert (
         body["file_path"] == f"target/compiled/{PROJECT}/models/orders.sql" and body["last_modified"] is None
+    )
+
+
+def test_every_answer_is_described_by_its_output_schema(project: Settings) -> None:
+    assert_answers_match_their_schemas(
+        build_server(project, only="dbt-project"),
+        [
+            ("fs_read_model_sql", {"model_name": "stg_orders"}),
+            ("fs_read_model_sql", {"model_name": "stg_orders", "compiled": True}),
+            ("fs_read_schema_yaml", {"schema_path": "models/staging/schema.yml"}),
+            ("fs_read_project_config", {}),
+            ("fs_list_models", {}),
+            ("fs_list_models", {"tag": "finance"}),
+            ("fs_find_models_referencing", {"source_or_model": "stg_orders"}),
+        ],
     )

@@ -16,6 +16,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
 from tests.helpers import call_tool, call_tools, list_tools
+from tests.mcp.shape_check import assert_declared
 
 pytestmark = pytest.mark.integration
 TOOLS = {
@@ -75,6 +76,7 @@ def test_execute_bounds_rows_and_is_an_audited_run(wh: tuple[Settings, Any, Brid
         and body["elapsed_ms"] >= 0
     )
     assert body["provenance"]["source"] == "live"
+    assert_declared(server, [("warehouse_execute", body)])
     ctx.live().flush()  # read-only live tools record their audit run in the background
     run = ctx.live().instance().get_run_by_id(body["provenance"]["run_id"])
     assert run.tags[TAG_TOOL] == "warehouse_execute" and run.job_name == "live__warehouse_execute"
@@ -181,6 +183,10 @@ def test_schema_drift_freshness_from_snapshots(wh: tuple[Settings, Any, BridgeCo
     assert orders_fresh["is_fresh"] is False and 47 < orders_fresh["staleness_hours"] < 60
     assert orders_fresh["provenance"]["source"] == "live" and orders_fresh["row_count_sampled"] > 0
     assert customers_fresh["is_fresh"] is True and customers_fresh["timestamp_column"] == "_loaded_at"
+    names = (
+        ["warehouse_get_schema"] * 2 + ["warehouse_detect_schema_drift"] + ["warehouse_check_freshness"] * 2
+    )
+    assert_declared(wh[1], list(zip(names, (body for _, body in results), strict=True)))
 
 
 def test_explain_duplicates_and_history(wh: tuple[Settings, Any, BridgeContext]) -> None:
@@ -206,6 +212,15 @@ def test_explain_duplicates_and_history(wh: tuple[Settings, Any, BridgeContext])
         and unique["key_columns"] == ["order_id"]
     )
     assert not ok4 and history["error"] == "not_implemented"
+    assert_declared(
+        wh[1],
+        [
+            ("warehouse_explain_query", plan),
+            ("warehouse_detect_duplicates", dup),
+            ("warehouse_detect_duplicates", unique),
+        ],
+        free=(".sample_duplicates[].",),  # a sample carries one field per key column
+    )
 
 
 BAD = [

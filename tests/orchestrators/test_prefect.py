@@ -26,7 +26,7 @@ def prefect_stack(prefect_server: dict[str, str], tmp_path_factory: pytest.TempP
     )
     settings = settings_for(home).model_copy(update={"orchestrators": orchestrators})
     ctx = BridgeContext.from_settings(settings)
-    ctx._live = LiveRunner(settings.dagster_home)
+    ctx._live = LiveRunner(home / "dagster")  # its own instance, whatever DAGSTER_HOME another test left
     return build_server(settings, only="orchestrator", ctx=ctx), ctx, prefect_server
 
 

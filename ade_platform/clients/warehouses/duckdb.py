@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import os
 import threading
 import time
 import weakref
@@ -202,7 +203,10 @@ class DuckDBClient(WarehouseClient):
         try:
             # Set once, before anything the agent wrote can run, then frozen: the host may open the
             # warehouse file (and its WAL, replayed on attach) and nothing else.
-            host.execute("SET allowed_paths = $paths", {"paths": [str(self.path), f"{self.path}.wal"]})
+            # DuckDB checks the path it opens after resolving symlinks: allow the file as configured and as
+            # resolved (a deployment may point the configured path at a shared volume).
+            paths = {str(self.path), os.path.realpath(self.path)}
+            host.execute("SET allowed_paths = $paths", {"paths": sorted(paths | {f"{p}.wal" for p in paths})})
             host.execute("SET enable_external_access = false")
             host.execute("SET lock_configuration = true")
         except BaseException:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import Field
+from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -22,6 +23,7 @@ def _spec_list(what: str) -> Any:
 
 # ---- dbt_get_lineage -------------------------------------------------------------------------------------
 class LineageNode(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     resource_type: str | None
     name: str | None
@@ -30,10 +32,13 @@ class LineageNode(TypedDict):
     depth: Annotated[int, Field(description="Hops from the root node (0 = the root).")]
 
 
-LineageEdge = TypedDict("LineageEdge", {"from": str, "to": str})
+LineageEdge = with_config(OPEN)(
+    TypedDict("LineageEdge", {"from": str, "to": str})
+)  # `from` is a Python keyword
 
 
 class LineageAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     root_node: str
     direction: Literal["upstream", "downstream"]
     depth: int | None
@@ -46,6 +51,7 @@ class LineageAnswer(TypedDict):
 
 # ---- dbt_get_blast_radius --------------------------------------------------------------------------------
 class AffectedNode(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     name: str
     resource_type: str
@@ -55,6 +61,7 @@ class AffectedNode(TypedDict):
 
 
 class BlastRadiusAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     affected: Annotated[
         list[AffectedNode], _spec_list("every node downstream (seeds excluded), nearest first")
@@ -66,6 +73,7 @@ class BlastRadiusAnswer(TypedDict):
 
 # ---- dbt_get_model_tests ---------------------------------------------------------------------------------
 class ModelTest(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     test_id: str
     test_name: str | None
     test_type: Annotated[str, Field(description="not_null, unique, accepted_values, relationships, "
@@ -81,6 +89,7 @@ class ModelTest(TypedDict):
 
 
 class ModelTestsAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     node_id: str
     tests: Annotated[list[ModelTest], _spec_list("the tests on the model; empty when it is untested")]
@@ -90,6 +99,7 @@ class ModelTestsAnswer(TypedDict):
 
 # ---- dbt_get_failed_models -------------------------------------------------------------------------------
 class RunNode(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     name: str
     resource_type: str
@@ -104,6 +114,7 @@ class RunNode(TypedDict):
 
 
 class FailedModelsAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str | None
     command: str | None
     run_started_at: str | None
@@ -126,6 +137,7 @@ class FailedModelsAnswer(TypedDict):
 
 # ---- dbt_detect_silent_skip ------------------------------------------------------------------------------
 class PatternCheck(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     pattern: str
     expected_match_count: int
     actual_match_count: int
@@ -139,6 +151,7 @@ class PatternCheck(TypedDict):
 
 
 class SilentSkipAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     patterns: Annotated[list[PatternCheck], _spec_list("one entry per expected pattern")]
     all_satisfied: bool
     missing_total: int
@@ -147,6 +160,7 @@ class SilentSkipAnswer(TypedDict):
 
 # ---- dbt_get_schema --------------------------------------------------------------------------------------
 class SchemaColumn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     column_name: str | None
     data_type: str | None
     comment: str | None
@@ -155,6 +169,7 @@ class SchemaColumn(TypedDict):
 
 
 class SchemaAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     node_id: str
     source: Literal["manifest", "catalog"]
@@ -172,6 +187,7 @@ class SchemaAnswer(TypedDict):
 
 # ---- dbt_scan_pii_risk -----------------------------------------------------------------------------------
 class PiiFinding(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str
     node_id: str
     resource_type: str
@@ -186,6 +202,7 @@ class PiiFinding(TypedDict):
 
 
 class PiiAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     findings: Annotated[
         list[PiiFinding], _spec_list("columns that look personal, riskiest and untagged first")
     ]
@@ -199,6 +216,7 @@ class PiiAnswer(TypedDict):
 
 # ---- dbt_get_source_freshness ----------------------------------------------------------------------------
 class SourceFreshness(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     source_name: str | None
     table_name: str | None
     unique_id: str
@@ -214,6 +232,7 @@ class SourceFreshness(TypedDict):
 
 
 class SourceFreshnessAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     generated_at: str | None
     elapsed_seconds: float | None
     sources: list[SourceFreshness]
@@ -226,6 +245,7 @@ class SourceFreshnessAnswer(TypedDict):
 
 # ---- dbt_find_select_star --------------------------------------------------------------------------------
 class StarOccurrence(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     scope: Literal["final", "cte", "subquery"]
     cte_name: str | None
     qualifier: str | None
@@ -233,6 +253,7 @@ class StarOccurrence(TypedDict):
 
 
 class SelectStarModel(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     node_id: str
     schema: str | None
@@ -246,6 +267,7 @@ class SelectStarModel(TypedDict):
 
 
 class SelectStarAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[list[SelectStarModel], _spec_list("models that select a star, propagating ones first")]
     total: int
     propagating_total: int
@@ -255,6 +277,7 @@ class SelectStarAnswer(TypedDict):
 
 # ---- dbt_get_column_lineage ------------------------------------------------------------------------------
 class UpstreamColumn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str | None
     name: str | None
     relation: str
@@ -263,6 +286,7 @@ class UpstreamColumn(TypedDict):
 
 
 class ColumnLineageAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     model_name: str | None
     column_name: str
@@ -276,6 +300,7 @@ class ColumnLineageAnswer(TypedDict):
 
 # ---- dbt-project: fs_* -----------------------------------------------------------------------------------
 class ModelSqlAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str
     node_id: str | None
     compiled: bool
@@ -291,6 +316,7 @@ class ModelSqlAnswer(TypedDict):
 
 
 class YamlFileAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     file_path: str
     content: Annotated[Any, Field(description="The parsed YAML.")]
     last_modified: str
@@ -298,6 +324,7 @@ class YamlFileAnswer(TypedDict):
 
 
 class ProjectConfigAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     file_path: str
     content: Annotated[dict[str, Any], Field(description="dbt_project.yml, parsed; Jinja left as written.")]
     last_modified: str
@@ -305,6 +332,7 @@ class ProjectConfigAnswer(TypedDict):
 
 
 class ProjectModel(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     file_path: str | None
     node_id: NotRequired[str]
@@ -316,6 +344,7 @@ class ProjectModel(TypedDict):
 
 
 class ModelListAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[
         list[ProjectModel],
         _spec_list(
@@ -328,6 +357,7 @@ class ModelListAnswer(TypedDict):
 
 
 class Reference(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str
     file_path: str
     reference_type: Annotated[str, Field(description="ref or source")]
@@ -336,6 +366,7 @@ class Reference(TypedDict):
 
 
 class ReferencesAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     references: Annotated[list[Reference], _spec_list("one entry per ref() or source() call found")]
     total: int
     truncated: bool

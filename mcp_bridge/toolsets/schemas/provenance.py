@@ -12,9 +12,13 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
+
 
 class SnapshotRef(TypedDict):
     """Another store snapshot the answer was computed from."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     asset: str
     version: str
@@ -23,6 +27,8 @@ class SnapshotRef(TypedDict):
 
 class Provenance(TypedDict):
     """Where the answer came from and how old it is."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     source: Annotated[
         str,

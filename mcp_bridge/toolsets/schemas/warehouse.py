@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import Field
+from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 class ExecuteAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     rows: list[dict[str, Any]]
     row_count: int
     columns: list[str]
@@ -36,6 +38,8 @@ class ExecuteAnswer(TypedDict):
 class WarehouseColumn(TypedDict):
     """One row of INFORMATION_SCHEMA.COLUMNS."""
 
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+
     column_name: str
     ordinal_position: int | None
     data_type: str
@@ -47,6 +51,7 @@ class WarehouseColumn(TypedDict):
 
 
 class SchemaTable(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     table_name: str
     table_type: str | None
     columns: list[WarehouseColumn]
@@ -55,6 +60,8 @@ class SchemaTable(TypedDict):
 
 class WarehouseSchemaAnswer(TypedDict):
     """One table (table_name set: `columns`), or every table of the schema (table_name null: `tables`)."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     database: str | None
     schema: str
@@ -75,12 +82,15 @@ class WarehouseSchemaAnswer(TypedDict):
 class Since(TypedDict):
     """The first schema snapshot (or "live") that shows the change."""
 
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+
     first_seen_version: str
     first_seen_at: str
     at_or_before: Annotated[bool, Field(description="Even the oldest retained snapshot shows it.")]
 
 
 class AddedColumn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     column_name: str
     data_type: str | None
     note: str
@@ -88,6 +98,7 @@ class AddedColumn(TypedDict):
 
 
 class RemovedColumn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     column_name: str
     declared_type: str | None
     note: str
@@ -95,6 +106,7 @@ class RemovedColumn(TypedDict):
 
 
 class TypeChange(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     column_name: str
     manifest_type: str | None
     warehouse_type: str | None
@@ -104,15 +116,17 @@ class TypeChange(TypedDict):
     since: NotRequired[Since]
 
 
-Rename = TypedDict("Rename", {"from": str, "to": str})
+Rename = with_config(OPEN)(TypedDict("Rename", {"from": str, "to": str}))  # `from` is a Python keyword
 
 
 class DeclaredIn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     asset: str
     version: str
 
 
 class DriftAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str
     unique_id: str
     relation: str
@@ -133,6 +147,7 @@ class DriftAnswer(TypedDict):
 
 # ---- warehouse_check_freshness ---------------------------------------------------------------------------
 class FreshnessAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     table_name: str
     timestamp_column: str
     max_timestamp: str | None
@@ -149,6 +164,7 @@ class FreshnessAnswer(TypedDict):
 
 # ---- warehouse_get_query_history -------------------------------------------------------------------------
 class HistoryEntry(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     query_id: str | None
     query_text_truncated: Annotated[str, Field(description="At most 500 characters, literals stripped.")]
     user_name: Any
@@ -161,6 +177,7 @@ class HistoryEntry(TypedDict):
 
 
 class QueryHistoryAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     queries: list[HistoryEntry]
     total_returned: int
     lookback_days: int
@@ -170,6 +187,7 @@ class QueryHistoryAnswer(TypedDict):
 
 # ---- warehouse_explain_query -----------------------------------------------------------------------------
 class ExplainAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     plan_text: str
     estimated_bytes_scanned: int | None
     estimated_cost_credits: float | None
@@ -182,11 +200,14 @@ class ExplainAnswer(TypedDict):
 class DuplicateSample(TypedDict):
     """The key columns' values (one field per key column), how often that key occurs, and one of its rows."""
 
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+
     occurrence_count: int
     sample_row: dict[str, Any]
 
 
 class DuplicatesAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
     table_name: str
     key_columns: list[str]
     total_rows: int
