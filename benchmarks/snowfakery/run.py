@@ -153,11 +153,11 @@ def main() -> None:
         results = asyncio.run(measure())
 
     print(f"snowfakery run_recipe vs library, csv output, median of {repeats} (rows/s, wall time)")
-    print(f"{'rows':>8} {'direct':>16} {'sandbox':>16} {'mcp':>16} {'mcp/direct':>11}")
+    print(f"{'rows':>8} {'direct':>16} {'sandbox':>16} {'mcp':>16} {'sandbox/direct':>15} {'mcp/direct':>11}")
     for rows, d, s, m in results:
         print(
             f"{rows:>8} {rows / d:>9.0f} {d:>5.2f}s {rows / s:>9.0f} {s:>5.2f}s {rows / m:>9.0f} {m:>5.2f}s"
-            f" {(rows / m) / (rows / d):>10.2f}x"
+            f" {d / s:>14.2f}x {d / m:>10.2f}x"
         )
 
 
