@@ -17,6 +17,7 @@ from ade_platform.store import StoreReader, StoreWriter
 from tests.conftest import settings_for
 from tests.fakes.bigquery import FakeBigQuery
 from tests.helpers import call_tools
+from tests.mcp.shape_check import assert_declared
 from tests.mcp.test_warehouse_tools import server_for
 
 pytestmark = pytest.mark.integration
@@ -86,6 +87,12 @@ def common_calls(table: str, schema: str, warehouse: str) -> list[tuple[str, dic
         ),
         ("warehouse_explain_query", {"sql": f"select order_id from {table}", "warehouse": warehouse}),
     ]
+
+
+def declared(server: Any, calls: list[tuple[str, dict[str, Any]]], results: list[tuple[bool, Any]]) -> None:
+    """Every key of every answer is declared by its tool's published output schema."""
+    answers = [(name, body) for (name, _), (ok, body) in zip(calls, results, strict=True) if ok]
+    assert_declared(server, answers, free=(".sample_duplicates[].",))  # one field per key column
 
 
 def check_common(results: list[tuple[bool, Any]], type_of: dict[str, str]) -> list[tuple[bool, Any]]:
@@ -161,6 +168,7 @@ def test_snowflake_through_fakesnow(fakesnow_server: dict[str, Any], tmp_path: P
 
     server, _ = server_for(settings)
     results = call_tools(server, common_calls("sales.orders", "SALES", "snowflake"))
+    declared(server, common_calls("sales.orders", "SALES", "snowflake"), results)
     types = {
         "order_id": "NUMBER(38,0)",
         "customer_id": "NUMBER(38,0)",
@@ -191,6 +199,7 @@ def test_bigquery_through_the_rest_fake(tmp_path: Path) -> None:
 
         server, _ = server_for(settings)
         results = call_tools(server, common_calls("shop.orders", "shop", "bigquery"))
+        declared(server, common_calls("shop.orders", "shop", "bigquery"), results)
         types = {
             "order_id": "INT64",
             "customer_id": "INT64",

@@ -315,6 +315,18 @@ def test_sources_json_v1_to_v3(tmp_settings: Settings, tmp_path: Path) -> None:
 
 def test_every_answer_is_described_by_its_output_schema(project: Settings) -> None:
     target = project.dbt_target_path
+    loaded = {"max_loaded_at": "2026-01-03T00:00:00Z", "snapshotted_at": "2026-01-03T02:00:00Z"}
+    sources = {
+        "metadata": {"dbt_schema_version": schema_url("sources", 3), "generated_at": "2026-01-03T02:00:00Z"},
+        "elapsed_time": 0.5,
+        "results": [
+            {"unique_id": RAW, "status": "warn", **loaded, "max_loaded_at_time_ago_in_s": 7200.0,
+             "criteria": {"warn_after": {"count": 1, "period": "hour"}, "error_after": {}, "filter": None}},
+            {"unique_id": f"source.{PROJECT}.raw.gone", "status": "runtime error", "error": "no such table",
+             "criteria": {}},
+        ],
+    }  # fmt: skip
+    write(target, sources=sources)
     assert_answers_match_their_schemas(
         build_server(project, only="dbt-artifacts"),
         [
@@ -336,5 +348,6 @@ def test_every_answer_is_described_by_its_output_schema(project: Settings) -> No
             ("dbt_find_select_star", {}),
             ("dbt_find_select_star", {"manifest_path": str(target / "manifest.json")}),
             ("dbt_get_column_lineage", {"node_id": "customers", "column_name": "email"}),
+            ("dbt_get_source_freshness", {"sources_path": str(target / "sources.json")}),
         ],
     )

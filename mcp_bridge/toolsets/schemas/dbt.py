@@ -76,8 +76,10 @@ class ModelTest(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     test_id: str
     test_name: str | None
-    test_type: Annotated[str, Field(description="not_null, unique, accepted_values, relationships, "
-                                    "<package>.<test>, or singular")]  # fmt: skip
+    test_type: Annotated[
+        str,
+        Field(description="not_null, unique, accepted_values, relationships, <package>.<test>, or singular"),
+    ]
     test_kind: str
     column_name: str | None
     model_name: str | None
