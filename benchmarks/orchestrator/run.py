@@ -41,6 +41,7 @@ from ade_platform.store import StoreWriter
 from benchmarks.platform.run import fmt_ms, pct
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
+from tests.orchestrators.servers import prefect_env
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT = REPO / ".tools" / "prefect" / "bin"
@@ -49,16 +50,8 @@ FLOWS = REPO / "tests" / "orchestrators" / "prefect_flows.py"
 
 def _start_prefect(home: Path) -> tuple[subprocess.Popen, dict[str, str], dict[str, Any]]:
     port = free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PREFECT", "DAGSTER"))},
-        "PREFECT_HOME": str(home),
-        "PREFECT_API_URL": url,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_UI_ENABLED": "false",
-        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-    }
+    env = prefect_env(home, port)
+    url = env["PREFECT_API_URL"]
     log = (home / "server.log").open("w")
     proc = subprocess.Popen(
         [str(PREFECT / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],

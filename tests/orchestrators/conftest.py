@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from ade_platform.emulators.demo import free_port
+from tests.orchestrators.servers import prefect_env
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -106,18 +107,8 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
         pytest.skip("Prefect is not installed: run `make orchestrators`")
     home = tmp_path_factory.mktemp("prefect")
     port = free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PREFECT", "DAGSTER"))},
-        "PREFECT_HOME": str(home),
-        "PREFECT_API_URL": url,
-        "PREFECT_SERVER_API_HOST": "127.0.0.1",
-        "PREFECT_SERVER_API_PORT": str(port),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_UI_ENABLED": "false",
-        "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-    }
+    env = prefect_env(home, port)
+    url = env["PREFECT_API_URL"]
     log = home / "server.log"
     started = time.monotonic()
     with log.open("w") as out:
