@@ -17,6 +17,10 @@ pytestmark = pytest.mark.integration
 def test_demo_lineage_trace_and_incident(demo_settings: Settings) -> None:
     lineage = StoreReader(demo_settings.store_root).latest(LINEAGE_ASSET).data
     assert {"dbt_lineage_index", "warehouse_schema_demo"} <= set(lineage["inputs"])
+    # Who builds the mart: dbt Cloud's daily job (from its `dbt build --select`) and Dagster's own asset job.
+    builds = {(e["from"], e["to"], e["how"]) for e in lineage["edges"] if e["kind"] == "builds"}
+    assert ("dbt_cloud:job:7301", "dbt:model.dbt_demo.customers", "selector") in builds, sorted(builds)
+    assert ("dagster:job:__ASSET_JOB", "dbt:model.dbt_demo.customers", "asset_selection") in builds
     server = build_server(demo_settings)
     ok, body = call_tool(
         server, "lineage_trace", {"start_kind": "dbt_node", "start": "customers", "direction": "upstream"}
