@@ -1,0 +1,1 @@
+"""Benchmark suite: dbt_cloud (see its run.py and benchmarks/README.md)."""

@@ -1,0 +1,1 @@
+"""Benchmark suite: lineage (see its run.py and benchmarks/README.md)."""

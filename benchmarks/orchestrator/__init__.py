@@ -1,0 +1,1 @@
+"""Benchmark suite: orchestrator (see its run.py and benchmarks/README.md)."""

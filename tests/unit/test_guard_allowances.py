@@ -183,6 +183,8 @@ def test_classification_does_not_log_parser_warnings(caplog: pytest.LogCaptureFi
 
 
 def test_corpus_files_hold_no_machine_paths() -> None:
+    # This machine's own folders (the checkout's parent, the home directory), whatever they are called.
+    machine = {str(Path(CORPORA).resolve().parents[1].parent), str(Path.home())}
     for path in (CORPORA / "honest.sql", CORPORA / "adversarial.jsonl"):
         text = Path(path).read_text()
-        assert "/work/" not in text and "/root/" not in text
+        assert not [folder for folder in machine if folder + "/" in text]
