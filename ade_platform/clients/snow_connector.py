@@ -100,14 +100,9 @@ class Session:
                         cursor.execute(f"USE SCHEMA {quote_ident(database)}.{quote_ident(schema)}")
                     self._context = (database, schema)
                 cursor.execute(query, timeout=int(max(1, self.timeout)))
-                names = [d.name for d in cursor.description or []]
-                types = [d.type_code for d in cursor.description or []]
-                return [
-                    {n: _cell(v, t) for n, v, t in zip(names, row, types, strict=True)}
-                    for row in cursor.fetchall()
-                ]
+                return rows_as_cli_prints(cursor)
             except Exception as exc:
-                raise _failure(exc) from None
+                raise connector_failure(exc) from None
             finally:
                 cursor.close()
         finally:
@@ -127,7 +122,7 @@ class Session:
         try:
             self._conn = snowflake.connector.connect(**self._parameters)
         except Exception as exc:
-            failure = _failure(exc)
+            failure = connector_failure(exc)
             if failure.code == "QUERY_FAILED":
                 failure = CliFailure("AUTH_FAILED", failure.raw, failure.sf_code)
             raise failure from None
@@ -154,8 +149,39 @@ def session_for(
         return _SESSIONS[key]
 
 
+class SqlRunner:
+    """The SnowRunner calls as SQL statements, over a subclass's `_execute` (one statement, rows as the CLI
+    prints them) and its `database` context."""
+
+    database: str | None
+
+    def _execute(self, query: str) -> list[Row]:
+        raise NotImplementedError
+
+    def sql(self, query: str) -> list[Row]:
+        return self._execute(query)
+
+    def sql_batch(self, statements: Sequence[str]) -> list[list[Row]]:
+        return [self._execute(s) for s in statements]
+
+    def object_list(
+        self, kind: ObjectKind, *, database: str | None, schema: str | None, like: str | None
+    ) -> list[Row]:
+        sql = f"SHOW {kind.plural}"
+        if like:
+            sql += " LIKE '" + like.replace("'", "''") + "'"
+        if schema:
+            sql += f" IN SCHEMA {quote_ident(database or self.database or '')}.{quote_ident(schema)}"
+        elif database:
+            sql += f" IN DATABASE {quote_ident(database)}"
+        return self._execute(sql)
+
+    def object_describe(self, name: ObjectName) -> list[Row]:
+        return self._execute(f"DESCRIBE {name.kind.sql} {name.fqn}")
+
+
 @dataclass(frozen=True)
-class SnowConnector:
+class SnowConnector(SqlRunner):
     """A SnowRunner on the session of one snow connection name, pinned to a database/schema context."""
 
     connection: str | None = None
@@ -180,27 +206,12 @@ class SnowConnector:
         check_statement_text(query)  # the same refusals as the CLI transport, whatever the transport
         return self.session().execute(query, self.database, self.schema)
 
-    # -- SnowRunner -------------------------------------------------------------------------------
-    def sql(self, query: str) -> list[Row]:
-        return self._execute(query)
 
-    def sql_batch(self, statements: Sequence[str]) -> list[list[Row]]:
-        return [self._execute(s) for s in statements]
-
-    def object_list(
-        self, kind: ObjectKind, *, database: str | None, schema: str | None, like: str | None
-    ) -> list[Row]:
-        sql = f"SHOW {kind.plural}"
-        if like:
-            sql += " LIKE '" + like.replace("'", "''") + "'"
-        if schema:
-            sql += f" IN SCHEMA {quote_ident(database or self.database or '')}.{quote_ident(schema)}"
-        elif database:
-            sql += f" IN DATABASE {quote_ident(database)}"
-        return self._execute(sql)
-
-    def object_describe(self, name: ObjectName) -> list[Row]:
-        return self._execute(f"DESCRIBE {name.kind.sql} {name.fqn}")
+def rows_as_cli_prints(cursor: Any) -> list[Row]:
+    """A connector cursor's rows as `snow sql --format JSON_EXT` prints them."""
+    names = [d.name for d in cursor.description or []]
+    types = [d.type_code for d in cursor.description or []]
+    return [{n: _cell(v, t) for n, v, t in zip(names, row, types, strict=True)} for row in cursor.fetchall()]
 
 
 def _cell(value: Any, type_code: int) -> Any:
@@ -220,7 +231,7 @@ def _cell(value: Any, type_code: int) -> Any:
     return value
 
 
-def _failure(exc: Exception) -> CliFailure:
+def connector_failure(exc: Exception) -> CliFailure:
     """A connector error as the CLI transport reports it (code, raw text to scrub, Snowflake number)."""
     if isinstance(exc, CliFailure):
         return exc

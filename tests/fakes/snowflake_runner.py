@@ -10,16 +10,13 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
-from ade_platform.clients.snow_cli import check_statement_text, classify_failure
-from ade_platform.lib.snowflake.errors import CliFailure
-from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
+from ade_platform.clients.snow_cli import check_statement_text
+from ade_platform.clients.snow_connector import SqlRunner, connector_failure, rows_as_cli_prints
+from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName
 
 Row = dict[str, Any]
 
@@ -51,27 +48,8 @@ class ScriptedRunner:
         return dataclasses.replace(self, database=database, schema=schema)
 
 
-def _cell(value: Any, type_code: int) -> Any:
-    if type_code in (5, 9, 10) and isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    if isinstance(value, Decimal):
-        return (
-            int(value)
-            if value == value.to_integral_value() and value.as_tuple().exponent >= 0
-            else str(value)
-        )
-    if isinstance(value, (dt.date, dt.datetime, dt.time)):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
-
-
 @dataclass
-class ConnectorRunner:
+class ConnectorRunner(SqlRunner):
     port: int
     connection: str | None = "ade_fake"
     database: str | None = None
@@ -98,39 +76,10 @@ class ConnectorRunner:
             try:
                 cur.execute(query)
             except snowflake.connector.errors.Error as exc:
-                message = str(exc.msg or "")
-                if not message[:6].isdigit():
-                    message = f"{(exc.errno or 0):06d} ({exc.sqlstate}): {message}"
-                code, sf_code = classify_failure(message)
-                raise CliFailure(code, message, sf_code) from None
-            names = [d.name for d in cur.description or []]
-            types = [d.type_code for d in cur.description or []]
-            return [
-                {n: _cell(v, t) for n, v, t in zip(names, row, types, strict=True)} for row in cur.fetchall()
-            ]
+                raise connector_failure(exc) from None
+            return rows_as_cli_prints(cur)
         finally:
             conn.close()
-
-    def sql(self, query: str) -> list[Row]:
-        return self._execute(query)
-
-    def sql_batch(self, statements: Sequence[str]) -> list[list[Row]]:
-        return [self._execute(s) for s in statements]
-
-    def object_list(
-        self, kind: ObjectKind, *, database: str | None, schema: str | None, like: str | None
-    ) -> list[Row]:
-        sql = f"SHOW {kind.plural}"
-        if like:
-            sql += " LIKE '" + like.replace("'", "''") + "'"
-        if schema:
-            sql += f" IN SCHEMA {quote_ident(database or self.database or '')}.{quote_ident(schema)}"
-        elif database:
-            sql += f" IN DATABASE {quote_ident(database)}"
-        return self._execute(sql)
-
-    def object_describe(self, name: ObjectName) -> list[Row]:
-        return self._execute(f"DESCRIBE {name.kind.sql} {name.fqn}")
 
     def pinned(self, database: str | None, schema: str | None) -> ConnectorRunner:
         return dataclasses.replace(self, database=database, schema=schema)
