@@ -23,7 +23,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.orchestrator import OrchestratorClient, OrchestratorError
+from ade_platform.clients.orchestrator import OrchestratorClient, OrchestratorError, TaskRecord
 from ade_platform.lib.orchestrator.logs import cap_log
 from ade_platform.lib.orchestrator.patterns import PatternResult, detect_patterns, detect_signatures
 from ade_platform.lib.orchestrator.runs import RunRecord, Status, normalize_status, summarize
@@ -76,18 +76,9 @@ class Provenance(TypedDict):
     stale_reason: NotRequired[str | None]
 
 
-class LastRun(TypedDict):
+class LastRun(RunRecord):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
-    run_id: str
-    state: str
-    status: Status
-    execution_date: str | None
-    start_date: str | None
-    end_date: str | None
-    duration_seconds: float | None
-    run_type: str | None
-    external_trigger: bool | None
     backend: str
     provenance: Provenance
 
@@ -103,20 +94,10 @@ class Triggered(TypedDict):
     provenance: Provenance
 
 
-class TaskStatus(TypedDict):
+class TaskStatus(TaskRecord):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     run_id: str
-    task_id: str
-    state: str
-    status: Status
-    start_date: str | None
-    end_date: str | None
-    duration_seconds: float | None
-    try_number: int | None
-    max_tries: int | None
-    pool: str | None
-    operator: str | None
     backend: str
     provenance: Provenance
 
