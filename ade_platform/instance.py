@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from ade_platform.config import ConfigError, Settings
 
@@ -54,3 +55,12 @@ def ensure_dagster_home(settings: Settings) -> Path:
         tmp.write_text(wanted)
         os.replace(tmp, config)
     return home
+
+
+def open_instance(dagster_home: Path) -> Any:
+    """The Dagster instance of a DAGSTER_HOME folder (created if missing); Dagster is imported here, lazily,
+    so the cached path that imports this module stays Dagster-free."""
+    from dagster import DagsterInstance
+
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    return DagsterInstance.from_config(str(dagster_home))

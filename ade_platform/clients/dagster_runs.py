@@ -37,10 +37,9 @@ class DagsterRunsClient:
     def instance(self) -> Any:
         with self._lock:
             if self._instance is None:
-                from dagster import DagsterInstance
+                from ade_platform.instance import open_instance
 
-                self.dagster_home.mkdir(parents=True, exist_ok=True)
-                self._instance = DagsterInstance.from_config(str(self.dagster_home))
+                self._instance = open_instance(self.dagster_home)
             return self._instance
 
     # --- jobs -------------------------------------------------------------------------------------------
