@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 from ade_platform.lib.bi.inventory import collect_inventory
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
+from benchmarks.timing import timed
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 
@@ -60,15 +60,6 @@ def make_warehouse(path: Path, orders: int) -> None:
         from main.orders group by 1"""
     )
     con.close()
-
-
-def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return times
 
 
 def median_ms(values: list[float]) -> float:

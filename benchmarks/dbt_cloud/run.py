@@ -25,7 +25,7 @@ from ade_platform.clients.dbt_cloud import DbtCloudClient
 from ade_platform.emulators.dbt_cloud import CI_JOB, DAILY_JOB
 from ade_platform.lib import dbt_cloud as lib
 from ade_platform.store import StoreWriter
-from benchmarks.platform.run import fmt_ms, pct
+from benchmarks.timing import fmt_ms, pct, timed
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.dbt_cloud import build
 
@@ -44,16 +44,6 @@ async def _timed_calls(server: Any, name: str, args: dict[str, Any], repeats: in
             result = await client.call_tool(name, args, raise_on_error=False)
             times.append(time.perf_counter() - started)
             assert not result.is_error, result.content
-    return times
-
-
-def _timed(fn: Any, repeats: int) -> list[float]:
-    fn()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
     return times
 
 
@@ -86,9 +76,9 @@ def main() -> None:
         live = asyncio.run(
             _timed_calls(server, "dbtcloud_get_last_run", {"job_id": CI_JOB, "status": None}, repeats)
         )
-        http = _timed(lambda: direct.last_run(CI_JOB), repeats)
+        http = timed(lambda: direct.last_run(CI_JOB), repeats, warm=True)
         poll = asyncio.run(_timed_calls(server, "dbtcloud_poll_run", {"run_id": run["id"]}, repeats))
-        get_run = _timed(lambda: direct.get_run(run["id"]), repeats)
+        get_run = timed(lambda: direct.get_run(run["id"]), repeats, warm=True)
         direct.close()
         from ade_platform.live import flush_all
 

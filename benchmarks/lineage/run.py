@@ -26,8 +26,8 @@ from ade_platform.config import Settings
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.lib.lineage.sources import LINEAGE_ASSET, Topology, build_graph
 from ade_platform.store import SnapshotNotFound, StoreReader, StoreWriter
-from benchmarks.platform.run import fmt_ms, pct
 from benchmarks.synthetic import synthetic_manifest
+from benchmarks.timing import fmt_ms, pct
 
 DASHBOARDS = 100
 TILES = 6

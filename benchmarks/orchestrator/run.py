@@ -38,7 +38,7 @@ from ade_platform.config import OrchestratorSettings, PrefectSettings, load_sett
 from ade_platform.emulators.demo import free_port
 from ade_platform.live import flush_all
 from ade_platform.store import StoreWriter
-from benchmarks.platform.run import fmt_ms, pct
+from benchmarks.timing import fmt_ms, pct
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.orchestrators.servers import prefect_env

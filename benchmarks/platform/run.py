@@ -20,15 +20,7 @@ from pathlib import Path
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreReader, StoreWriter
 from benchmarks.synthetic import synthetic_manifest
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def fmt_ms(values: list[float]) -> str:
-    return f"p50 {pct(values, 50) * 1000:8.3f} ms   p95 {pct(values, 95) * 1000:8.3f} ms"
+from benchmarks.timing import fmt_ms, pct
 
 
 def store_latency(root: Path, nodes: int, repeats: int) -> None:

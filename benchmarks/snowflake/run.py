@@ -28,6 +28,7 @@ from ade_platform.clients.snow_cli import SnowCli
 from ade_platform.lib.guard import GuardPolicy, classify_sql
 from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits
 from benchmarks.snowflake.queries import corpora, real_world
+from benchmarks.timing import pct, timed
 
 HERE = Path(__file__).parent
 POLICY = GuardPolicy(
@@ -40,20 +41,6 @@ STATEMENTS = {
     "SCALAR": "SELECT COUNT(*) FROM customers",
     "METADATA": "SHOW TABLES",
 }
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - started)
-    return out
 
 
 def bench_classification(quick: bool) -> None:

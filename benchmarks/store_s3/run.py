@@ -26,8 +26,8 @@ import httpx
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreReader, StoreWriter
 from ade_platform.store.paths import open_root, register_root_options
-from benchmarks.platform.run import fmt_ms, pct
 from benchmarks.synthetic import synthetic_manifest
+from benchmarks.timing import fmt_ms, pct
 
 CREDS = {"access_key_id": "bench", "secret_access_key": "bench-secret", "region": "us-east-1"}
 

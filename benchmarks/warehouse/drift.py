@@ -34,7 +34,8 @@ from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, SnowflakeWar
 from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
-from benchmarks.warehouse.run import COLUMNS, fmt, settings_for, timed
+from benchmarks.timing import timed
+from benchmarks.warehouse.run import COLUMNS, fmt, settings_for
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 

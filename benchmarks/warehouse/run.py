@@ -17,7 +17,6 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from ade_platform.clients.warehouses import open_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, load_settings
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
+from benchmarks.timing import pct, timed
 from benchmarks.warehouse import peer
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
@@ -35,22 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 COLUMNS = 20
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
 def fmt(values: list[float]) -> str:
     return f"p50 {pct(values, 50) * 1000:9.2f} ms   p95 {pct(values, 95) * 1000:9.2f} ms"
-
-
-def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return times
 
 
 def make_duckdb(path: Path, tables: int) -> None:
