@@ -38,6 +38,8 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
         ),
         mask_error_details=True,
         middleware=[StructuredErrors()],
+        # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
+        dereference_schemas=False,
     )
     for name in settings.mcp.toolsets:
         gateway.mount(build_toolset(name, ctx))

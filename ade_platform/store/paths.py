@@ -12,9 +12,10 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from upath import UPath
+if TYPE_CHECKING:
+    from upath import UPath
 
 _LOCAL_PROTOCOLS = {"", "file", "local"}
 
@@ -36,6 +37,8 @@ def open_root(root: str | os.PathLike[str]) -> StoreRoot:
 
         return S3Root(text, _ROOT_OPTIONS.get(text.rstrip("/")))
     if protocol not in _LOCAL_PROTOCOLS:
+        from upath import UPath  # fsspec and its filesystems: loaded only for a remote root
+
         return RemoteRoot(UPath(text))
     return LocalRoot(Path(text.removeprefix("file://")).expanduser().resolve())
 

@@ -24,6 +24,12 @@ TOOLSET_MODULES: dict[str, str] = {
 }
 
 
-def build_toolset(name: str, ctx: BridgeContext) -> FastMCP:
+def build_toolset(name: str, ctx: BridgeContext, cache_schemas: bool = True) -> FastMCP:
+    """The toolset's server; its tools' schemas come from the schema cache unless `cache_schemas` is off."""
+    from mcp_bridge.tool_schemas import ToolSchemaCache
+    from mcp_bridge.toolsets.base import schema_cache
+
     module = importlib.import_module(f"mcp_bridge.toolsets.{TOOLSET_MODULES[name]}")
-    return module.build(ctx)
+    cache = ToolSchemaCache.for_settings(ctx.settings, name) if cache_schemas else None
+    with schema_cache(cache):
+        return module.build(ctx)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
 from fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
 from mcp_bridge.errors import StructuredErrors
+from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
@@ -14,7 +20,61 @@ READ_ONLY_OPEN_WORLD = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True
 )
 
+# The schema cache of the toolset being built (set by `mcp_bridge.toolsets.build_toolset`), so every toolset
+# module's `new_toolset(...)` call picks it up without passing it through each build function.
+_SCHEMA_CACHE: contextvars.ContextVar[ToolSchemaCache | None] = contextvars.ContextVar(
+    "ade_tool_schema_cache", default=None
+)
+
+
+@contextlib.contextmanager
+def schema_cache(cache: ToolSchemaCache | None) -> Iterator[None]:
+    token = _SCHEMA_CACHE.set(cache)
+    try:
+        yield
+    finally:
+        _SCHEMA_CACHE.reset(token)
+        if cache is not None:
+            cache.save()
+
+
+class Toolset(FastMCP):
+    """A FastMCP server whose `@tool(name=..., annotations=..., output_schema=...)` registrations take their
+    schemas from the tool schema cache when it holds them (mcp_bridge/tool_schemas.py). Any other use of the
+    decorator is FastMCP's own."""
+
+    def __init__(self, name: str, instructions: str, cache: ToolSchemaCache | None):
+        # Schemas are inlined once at registration (tool_schemas.inlined), not on every tools/list.
+        super().__init__(
+            name,
+            instructions=instructions,
+            # an exception we did not anticipate must not leak its message to the agent
+            mask_error_details=True,
+            middleware=[StructuredErrors()],
+            dereference_schemas=cache is None,
+        )
+        self.schema_cache = cache
+
+    def tool(self, name_or_fn: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        cache = self.schema_cache
+        if cache is None or name_or_fn is not None or set(kwargs) - {"name", "annotations", "output_schema"}:
+            if isinstance(kwargs.get("output_schema"), DeferredSchema):
+                kwargs["output_schema"] = kwargs["output_schema"].resolve()
+            return super().tool(name_or_fn, **kwargs)
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_tool(
+                cache.tool(
+                    fn,
+                    name=kwargs.get("name"),
+                    annotations=kwargs.get("annotations"),
+                    output_schema=kwargs.get("output_schema"),
+                )
+            )
+            return fn
+
+        return register
+
 
 def new_toolset(name: str, instructions: str) -> FastMCP:
-    # mask_error_details: an exception we did not anticipate must not leak its message to the agent.
-    return FastMCP(name, instructions=instructions, mask_error_details=True, middleware=[StructuredErrors()])
+    return Toolset(name, instructions, _SCHEMA_CACHE.get())

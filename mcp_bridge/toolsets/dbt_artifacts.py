@@ -20,7 +20,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets._dbt_inputs import DbtInputs, as_result, derive
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
-from mcp_bridge.toolsets.schemas.batch import schemas_of
+from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.dbt import (
     BlastRadiusAnswer,
     ColumnLineageAnswer,
@@ -78,8 +78,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
         "source freshness), materialized by Dagster into the asset store. Answers carry provenance.",
     )
-    # every tool's output schema, built in one pydantic pass (they share parts: a faster cold start)
-    published = schemas_of(
+    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
+    published = deferred_schemas_of(
         LineageAnswer,
         BlastRadiusAnswer,
         ModelTestsAnswer,

@@ -26,7 +26,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets._dbt_inputs import DbtInputs, as_result, derive, failure
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
-from mcp_bridge.toolsets.schemas.batch import schemas_of
+from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.dbt import (
     ModelListAnswer,
     ModelSqlAnswer,
@@ -89,8 +89,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
         "stay inside the project root.",
     )
-    # every tool's output schema, built in one pydantic pass (they share parts: a faster cold start)
-    published = schemas_of(
+    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
+    published = deferred_schemas_of(
         ModelSqlAnswer, YamlFileAnswer, ModelListAnswer, ProjectConfigAnswer, ReferencesAnswer
     )
     inputs = DbtInputs(ctx)

@@ -28,6 +28,7 @@ from ade_platform.lib.lineage.trace import (
 from ade_platform.store import SnapshotNotFound, StoreError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
+from mcp_bridge.tool_schemas import DeferredSchema
 from mcp_bridge.toolsets._dbt_inputs import as_result, derive
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
 
@@ -135,8 +136,8 @@ class IncidentAnswer(BaseModel):
     provenance: Provenance
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
+def _schema(model: type[BaseModel]) -> DeferredSchema:
+    return DeferredSchema(lambda: model.model_json_schema(by_alias=True))
 
 
 def build(ctx: BridgeContext) -> FastMCP:

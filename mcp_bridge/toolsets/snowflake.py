@@ -19,7 +19,7 @@ from pydantic import Field
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
-from mcp_bridge.toolsets.schemas import schema_of
+from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.snowflake import (
     DdlAnswer,
     DependenciesAnswer,
@@ -143,7 +143,7 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
                 lambda: service.describe_object(objectType, objectName, database, schema),
             )
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=schema_of(DdlAnswer))
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=deferred_schemas_of(DdlAnswer)[DdlAnswer])
     def get_ddl(
         objectType: Annotated[str, Field(max_length=40, description=f"One of: {', '.join(OBJECT_TYPES)}.")],
         objectName: ObjectName,

@@ -30,7 +30,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets._dbt_inputs import DbtInputs, derive
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
-from mcp_bridge.toolsets.schemas.batch import schemas_of
+from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.warehouse import (
     DriftAnswer,
     DuplicatesAnswer,
@@ -69,8 +69,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         "Warehouse schema, drift, freshness and bounded read-only queries (DuckDB, Snowflake, BigQuery). "
         "Schema and drift answer from Dagster's snapshots; queries run live as audited Dagster runs.",
     )
-    # every tool's output schema, built in one pydantic pass (they share parts: a faster cold start)
-    published = schemas_of(
+    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
+    published = deferred_schemas_of(
         ExecuteAnswer,
         WarehouseSchemaAnswer,
         DriftAnswer,

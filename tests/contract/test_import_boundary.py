@@ -11,14 +11,15 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
 
 # Loaded only by a live tool (or a Dagster run): the drivers and SDKs of every toolset, the recipe engine, dbt and
-# the SQL parser the guardrail and lineage parse with. (`requests` is not listed: FastMCP's schema dereferencing
-# loads it through jsonref on the first tools/list, whatever the server.)
+# the SQL parser the guardrail and lineage parse with. (`requests` is not listed: inlining the tools' schemas
+# loads it through jsonref at a start that derives them; a start that finds them cached does not, see below.)
 HEAVY = (
     "dagster",
     "dagster_dbt",
@@ -51,7 +52,7 @@ PROGRAM = textwrap.dedent(
     from ade_platform.store import StoreWriter
     from mcp_bridge.server import build_server
 
-    home = tempfile.mkdtemp()
+    home = sys.argv[3]
     settings = load_settings(sys.argv[1], env={"ADE_HOME": home})
     manifest = {"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
                 "nodes": {"model.p.a": {"resource_type": "model", "name": "a", "depends_on": {"nodes": []}}}}
@@ -70,10 +71,10 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def cached_path_imports(config: str) -> list[str]:
+def cached_path_imports(config: str, home: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     """The heavy modules a gateway process imports to mount every toolset and answer one cached tool."""
     proc = subprocess.run(
-        [sys.executable, "-c", PROGRAM, config, ",".join(HEAVY)],
+        [sys.executable, "-c", PROGRAM, config, ",".join(heavy), str(home)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -84,9 +85,18 @@ def cached_path_imports(config: str) -> list[str]:
 
 
 @pytest.mark.parametrize("config", ["ade.yaml", "tests/contract/ade.all_toolsets.yaml"])
-def test_cached_path_imports_no_client_library(config: str) -> None:
-    loaded = cached_path_imports(str(REPO_ROOT / config))
+def test_cached_path_imports_no_client_library(config: str, tmp_path: Path) -> None:
+    loaded = cached_path_imports(str(REPO_ROOT / config), tmp_path)
     assert loaded == [], f"the cached MCP path imported: {loaded}"
+
+
+def test_a_start_with_cached_tool_schemas_derives_nothing(tmp_path: Path) -> None:
+    """The second start in a home reads the tools' schemas (mcp_bridge/tool_schemas.py): neither the
+    `$ref` inliner nor what it pulls in is imported."""
+    inliner = ("jsonref", "requests")
+    assert cached_path_imports(str(ALL_TOOLSETS_CONFIG), tmp_path, inliner) != [], "the first start derives"
+    loaded = cached_path_imports(str(ALL_TOOLSETS_CONFIG), tmp_path, HEAVY + inliner)
+    assert loaded == [], f"a start with every schema cached imported: {loaded}"
 
 
 def test_all_toolsets_config_turns_every_toolset_and_section_on() -> None:

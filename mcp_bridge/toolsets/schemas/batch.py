@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
+from mcp_bridge.tool_schemas import DeferredSchema
+
 
 def schemas_of(*shapes: Any) -> dict[Any, dict[str, Any]]:
     """The JSON schema of each TypedDict, by shape, for `@server.tool(output_schema=schemas[Shape])`."""
@@ -51,3 +53,15 @@ def _referenced(node: Any, defs: dict[str, Any], found: set[str] | None = None) 
         for item in node:
             _referenced(item, defs, found)
     return found
+
+
+def deferred_schemas_of(*shapes: Any) -> dict[Any, DeferredSchema]:
+    """`schemas_of`, derived only if a tool needs one: at a start whose tool schemas are cached, never."""
+    built: dict[Any, dict[str, Any]] = {}
+
+    def derive(shape: Any) -> dict[str, Any]:
+        if not built:
+            built.update(schemas_of(*shapes))
+        return built[shape]
+
+    return {shape: DeferredSchema(lambda shape=shape: derive(shape)) for shape in shapes}
