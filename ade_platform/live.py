@@ -111,7 +111,11 @@ class LiveRunner:
     def recover(self) -> int:
         """Queue the journal's orphans (calls of gateways that died before their audit run was recorded) as
         failed runs with an unknown outcome; returns how many. Called when a gateway's runner starts."""
-        orphans = self.journal.claim_orphans()
+        try:
+            orphans = self.journal.claim_orphans()
+        except OSError as exc:  # an unreadable journal must not stop live tools; the next start retries
+            logging.getLogger("ade.live").warning("could not read the audit journal (%s)", type(exc).__name__)
+            return 0
         for intent, claim in orphans:
             tags = {**intent.tags, TAG_PATH: "fast", TAG_OUTCOME: "unknown"}
             self._audits.put(_Audit(intent.tool, intent.run_id, tags, OUTCOME_UNKNOWN, None, str(claim)))

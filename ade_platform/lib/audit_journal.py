@@ -24,6 +24,7 @@ from pathlib import Path
 JOURNAL_DIR = "ade-audit-journal"
 _INTENT = ".intent.json"
 _CLAIMED = ".claimed-"  # <run id>.claimed-<pid>: an orphan some auditor (pid) is recording
+_TORN_AFTER = 3600.0  # seconds: an unreadable intent this old is not one being written right now
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,11 @@ class AuditJournal:
             else:
                 run_id = path.name[: -len(_INTENT)]
             intent = _read(path)
-            if intent is None or intent.run_id != run_id or intent.owner_host != host:
+            if intent is None:
+                if _age(path) > _TORN_AFTER:  # torn by a crash before its fsync: that call never started
+                    remove(path)
+                continue
+            if intent.run_id != run_id or intent.owner_host != host:
                 continue
             if not sep and _alive(intent.owner_pid, intent.owner_start):
                 continue
@@ -107,7 +112,14 @@ def _read(path: Path) -> Intent | None:
         data = json.loads(path.read_text())
         return Intent(**data)
     except (OSError, ValueError, TypeError):
-        return None  # an intent torn by a crash before its fsync: the call never started
+        return None
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _fsync_folder(folder: Path) -> None:
