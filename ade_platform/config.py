@@ -586,6 +586,11 @@ class McpSettings(_Model):
         True,
         description="Read-only live tools run in-process and record their audit run in the background.",
     )
+    fast_workspace_live: bool = Field(
+        True,
+        description="Live tools whose only effects are workspace files (snowfakery.run_recipe without dburl) "
+        "run in-process; their audit run follows, made durable by an fsynced intent in the audit journal.",
+    )
     tool_names: Literal["spec", "portable"] = Field(
         "spec",
         description="spec: tool names exactly as the specs write them (some contain dots); portable: dots "

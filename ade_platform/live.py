@@ -4,12 +4,22 @@ Each call builds a one-op job named after the tool and executes it in the platfo
 (DAGSTER_HOME) with tags that say which tool ran, with which arguments (secrets and SQL literals redacted)
 and why (the agent-given cause). Operators find these runs in the Dagster UI under the `ade/tool` tag.
 
-Read-only tools may take the fast path (DESIGN.md "Live tools"): the call runs in the caller's thread and
-its audit run — the same job name, tags and run id, plus `ade/path: fast` — is written to Dagster by a
-background worker, so the agent does not wait ~0.3-1 s of Dagster run bookkeeping per query. A failed
-call is recorded as a failed run. `flush()` waits for pending audit runs (called at interpreter exit).
-The worker hands each audit run to a child Python process (`_audit_worker_main`) that executes it in the
-same instance: a run costs ~150 ms of CPU, which in this process would hold the GIL against the next
+What a call may change decides how it is audited (`LiveRunner.run(effects=...)`):
+- `effects="none"` (read-only tools; `read_only=True` says the same) may take the fast path (DESIGN.md "Live
+  tools"): the call runs in the caller's thread and its audit run — the same job name, tags and run id, plus
+  `ade/path: fast` — is written to Dagster by a background worker, so the agent does not wait ~0.3-1 s of
+  Dagster run bookkeeping per query.
+- `effects="workspace"` (calls whose only effects are files in the ADE workspace or its run folders, such
+  as a Snowfakery run without a database URL) take the same fast path, made durable: before the call runs,
+  an intent (run id, tool, redacted tags, owner pid) is fsynced to the audit journal
+  (`ade_platform/lib/audit_journal.py`, under the Dagster home); the worker removes it once the run is
+  recorded. If the gateway dies in between, the next runner to start on this host records the run as failed
+  with `ade/outcome: unknown` ("outcome unknown: the gateway stopped before recording it").
+- `effects="external"` (the default: anything that changes a system outside ADE) runs in-line as a one-op
+  Dagster run: the call happens inside the run, which is in the instance before the agent gets an answer.
+A failed call is recorded as a failed run. `flush()` waits for pending audit runs (called at interpreter
+exit). The worker hands each audit run to a child Python process (`_audit_worker_main`) that executes it in
+the same instance: a run costs ~150 ms of CPU, which in this process would hold the GIL against the next
 calls. If the child cannot be started or dies, the run is recorded in this process instead.
 
 Dagster is imported lazily here: the MCP bridge imports this module only on its first live call.
@@ -19,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -33,8 +44,9 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
+from ade_platform.lib import audit_journal
 from ade_platform.lib.redact import redact_arguments
 
 T = TypeVar("T")
@@ -43,6 +55,9 @@ TAG_ARGUMENTS = "ade/arguments"
 TAG_CAUSE = "ade/cause"
 TAG_SOURCE = "ade/source"
 TAG_PATH = "ade/path"
+TAG_OUTCOME = "ade/outcome"
+OUTCOME_UNKNOWN = "outcome unknown: the gateway stopped before recording it"
+Effects = Literal["none", "workspace", "external"]
 _MAX_TAG_CHARS = 2000
 _OP_NAME = re.compile(r"[^A-Za-z0-9_]")
 # One Dagster execution at a time per process: `execute_in_process` swaps process-global state (log capture,
@@ -52,6 +67,18 @@ _RUNNERS: weakref.WeakSet[LiveRunner] = weakref.WeakSet()
 # Dagster's console logger would print every DEBUG event to the server's stderr; the events themselves are
 # stored in the run history regardless.
 QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+@dataclass(frozen=True)
+class _Audit:
+    """One audit run for the background worker to record."""
+
+    tool: str
+    run_id: str
+    tags: dict[str, str]
+    error: str | None  # `_error_summary` of a failed call
+    elapsed_ms: float | None  # None: the call's outcome is unknown (recovered from the journal)
+    intent: str | None = None  # the journal file to remove once the run is recorded
 
 
 @dataclass(frozen=True)
@@ -68,16 +95,29 @@ class LiveResult:
 class LiveRunner:
     """Runs callables as audited ad-hoc Dagster ops in one Dagster instance."""
 
-    def __init__(self, dagster_home: Path, fast_read_only: bool = True):
+    def __init__(self, dagster_home: Path, fast_read_only: bool = True, fast_workspace: bool = True):
         self.dagster_home = Path(dagster_home)
         self.fast_read_only = fast_read_only
+        self.fast_workspace = fast_workspace
+        self.journal = audit_journal.AuditJournal(self.dagster_home)
         self._instance: Any = None
         self._lock = threading.Lock()
-        self._audits: queue.Queue[tuple[str, str, dict[str, str], str | None, float]] = queue.Queue()
+        self._audits: queue.Queue[_Audit] = queue.Queue()
         self._auditor: threading.Thread | None = None
         self._audit_process = _AuditProcess(self.dagster_home)
         self._closing = False
         _RUNNERS.add(self)
+
+    def recover(self) -> int:
+        """Queue the journal's orphans (calls of gateways that died before their audit run was recorded) as
+        failed runs with an unknown outcome; returns how many. Called when a gateway's runner starts."""
+        orphans = self.journal.claim_orphans()
+        for intent, claim in orphans:
+            tags = {**intent.tags, TAG_PATH: "fast", TAG_OUTCOME: "unknown"}
+            self._audits.put(_Audit(intent.tool, intent.run_id, tags, OUTCOME_UNKNOWN, None, str(claim)))
+        if orphans:
+            self._ensure_auditor()
+        return len(orphans)
 
     def instance(self) -> Any:
         with self._lock:
@@ -95,11 +135,17 @@ class LiveRunner:
         arguments: dict[str, Any] | None = None,
         cause: str | None = None,
         read_only: bool = False,
+        effects: Effects = "external",
     ) -> LiveResult:
         """Execute fn as an audited Dagster run; re-raise its exception (the run is recorded as failed).
 
-        read_only=True allows the fast path (when enabled): fn runs here, the audit run follows.
+        `effects` is what fn may change: "none" (read_only=True says the same) and "workspace" (files in
+        the ADE workspace and its run folders only) allow the fast path when enabled: fn runs here, the audit
+        run follows; for "workspace" an fsynced journal intent precedes the call. "external" runs fn inside
+        an in-line Dagster run.
         """
+        if read_only:
+            effects = "none"
         tags = {
             TAG_TOOL: tool,
             TAG_SOURCE: "mcp",
@@ -107,8 +153,10 @@ class LiveRunner:
         }
         if cause:
             tags[TAG_CAUSE] = _truncate(cause)
-        if read_only and self.fast_read_only:
-            return self._run_fast(tool, fn, tags)
+        if effects == "none" and self.fast_read_only:
+            return self._run_fast(tool, fn, tags, journaled=False)
+        if effects == "workspace" and self.fast_workspace:
+            return self._run_fast(tool, fn, tags, journaled=True)
         captured: dict[str, Any] = {}
 
         def body() -> None:
@@ -137,8 +185,10 @@ class LiveRunner:
         while self._audits.unfinished_tasks and time.time() < deadline:
             time.sleep(0.05)
 
-    def _run_fast(self, tool: str, fn: Callable[[], T], tags: dict[str, str]) -> LiveResult:
+    def _run_fast(self, tool: str, fn: Callable[[], T], tags: dict[str, str], journaled: bool) -> LiveResult:
         run_id = str(uuid.uuid4())  # the id Dagster will record, known before the call
+        tags = {**tags, TAG_PATH: "fast"}
+        intent = str(self.journal.write(run_id, tool, tags)) if journaled else None
         started = time.perf_counter()
         error: BaseException | None = None
         try:
@@ -147,7 +197,7 @@ class LiveRunner:
             error = exc
         elapsed = (time.perf_counter() - started) * 1000
         summary = None if error is None else _error_summary(error)
-        self._audits.put((tool, run_id, {**tags, TAG_PATH: "fast"}, summary, elapsed))
+        self._audits.put(_Audit(tool, run_id, tags, summary, elapsed, intent))
         self._ensure_auditor()
         if error is not None:
             raise error
@@ -172,35 +222,44 @@ class LiveRunner:
     def _audit_loop(self) -> None:
         log = logging.getLogger("ade.live")
         while True:
-            tool, run_id, tags, error, elapsed = self._audits.get()
+            audit = self._audits.get()
             try:
                 try:
-                    self._audit_process.record(tool, run_id, tags, error, elapsed)
+                    self._audit_process.record(audit)
                 except _AuditProcessFailed as exc:
                     if self._closing:
-                        continue
+                        continue  # the journal keeps what a journaled call needs for the next start
                     log.warning("audit worker process unavailable (%s); recording in-process", exc)
-                    self._record(tool, run_id, tags, error, elapsed)
+                    self._record(audit)
             except Exception:  # an audit failure must never take the server down; it is logged
-                log.exception("could not record the audit run of %s", tool)
+                log.exception("could not record the audit run of %s", audit.tool)
             finally:
                 self._audits.task_done()
 
-    def _record(self, tool: str, run_id: str, tags: dict[str, str], error: str | None, ms: float) -> None:
-        """Write the audit run of a fast-path call; `error` is the failed call's `_error_summary`."""
+    def _record(self, audit: _Audit) -> None:
+        """Write the audit run of a fast-path call (or of an orphaned intent), then drop its journal file."""
+        tool, error, ms = audit.tool, audit.error, audit.elapsed_ms
 
         def body() -> None:
             from dagster import get_dagster_logger
 
-            get_dagster_logger().info(f"{tool} ran in-process in {ms:.1f} ms (read-only fast path)")
+            if ms is not None:
+                get_dagster_logger().info(f"{tool} ran in-process in {ms:.1f} ms (fast path)")
             if error is not None:
-                raise RuntimeError(f"{tool} failed: {error}")
+                raise RuntimeError(error if ms is None else f"{tool} failed: {error}")
 
         instance = self.instance()
-        with _EXECUTION_LOCK:
-            self._job(tool, body).execute_in_process(
-                instance=instance, tags=tags, run_id=run_id, run_config=QUIET_CONSOLE, raise_on_error=False
-            )
+        # an orphan whose run was recorded just before its gateway died (before the intent was dropped)
+        if audit.elapsed_ms is not None or instance.get_run_by_id(audit.run_id) is None:
+            with _EXECUTION_LOCK:
+                self._job(tool, body).execute_in_process(
+                    instance=instance,
+                    tags=audit.tags,
+                    run_id=audit.run_id,
+                    run_config=QUIET_CONSOLE,
+                    raise_on_error=False,
+                )
+        audit_journal.remove(audit.intent)
 
     @staticmethod
     def _job(tool: str, body: Callable[[], None]) -> Any:
@@ -231,8 +290,8 @@ class _AuditProcess:
         self.dagster_home = dagster_home
         self._proc: subprocess.Popen[str] | None = None
 
-    def record(self, tool: str, run_id: str, tags: dict[str, str], error: str | None, ms: float) -> None:
-        request = {"tool": tool, "run_id": run_id, "tags": tags, "error": error, "elapsed_ms": ms}
+    def record(self, audit: _Audit) -> None:
+        request = dataclasses.asdict(audit)
         proc = self._started()
         try:
             assert proc.stdin is not None and proc.stdout is not None
@@ -297,9 +356,7 @@ def _audit_worker_main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         try:
-            runner._record(
-                request["tool"], request["run_id"], request["tags"], request["error"], request["elapsed_ms"]
-            )
+            runner._record(_Audit(**request))
             reply({"ok": True})
         except Exception as exc:
             reply({"ok": False, "error": type(exc).__name__})

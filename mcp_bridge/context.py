@@ -49,8 +49,12 @@ class BridgeContext:
                 ensure_dagster_home(self.settings)
 
                 self._live = LiveRunner(
-                    self.settings.dagster_home, fast_read_only=self.settings.mcp.fast_read_only_live
+                    self.settings.dagster_home,
+                    fast_read_only=self.settings.mcp.fast_read_only_live,
+                    fast_workspace=self.settings.mcp.fast_workspace_live,
                 )
+                # calls a previous gateway ran but did not live to record become failed runs now
+                self._live.recover()
             return self._live
 
     def tool_name(self, spec_name: str) -> str:

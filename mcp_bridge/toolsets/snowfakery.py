@@ -5,7 +5,8 @@ artifacts become `snowfakery://runs/<run_id>/...` resources (see snowfakery_reso
 snowfakery_prompts.py. Tools take `recipe_path` (relative to the workspace root, or an example URI
 `snowfakery://examples/<name>`) or `recipe_text`. Recipes never run in this process: a sandboxed child
 runs them with a timeout, output caps, no network and no environment. `run_recipe` is a live, audited
-Dagster run. Tool names are the spec's, prefixed `snowfakery.`.
+Dagster run (recorded just after the answer, through the audit journal, unless it writes to a database
+URL: then the run happens inside it). Tool names are the spec's, prefixed `snowfakery.`.
 """
 
 from __future__ import annotations
@@ -379,6 +380,9 @@ def build(ctx: BridgeContext) -> FastMCP:
                 lambda: execute(service, source, params, plan),
                 arguments=audit,
                 cause=cause,
+                # without a database URL a run writes only its run folder and workspace files: the durable
+                # fast path (journaled intent, audit run recorded after the answer); a database is outside
+                effects="external" if dburl else "workspace",
             )
             answer = {**live.value, "provenance": live.stamp()}
             if update_input_file:

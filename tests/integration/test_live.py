@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +95,98 @@ def test_write_tools_never_take_the_fast_path(tmp_path: Path) -> None:
     result = runner.run("execute_ddl", lambda: "done", arguments={"sql": "create table x (a int)"})
     run = runner.instance().get_run_by_id(result.run_id)
     assert run is not None and "ade/path" not in run.tags
+
+
+def _journal_files(runner: LiveRunner) -> list[Path]:
+    folder = runner.journal.folder
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_workspace_calls_journal_a_redacted_intent_until_their_audit_run_is_recorded(tmp_path: Path) -> None:
+    from dagster import DagsterRunStatus
+
+    runner = LiveRunner(tmp_path / "dagster")
+    seen: list[dict] = []
+
+    def call() -> str:
+        # the intent is on disk (fsynced) before the call's first effect
+        seen.extend(json.loads(p.read_text()) for p in _journal_files(runner))
+        return "written"
+
+    result = runner.run(
+        "snowfakery.run_recipe",
+        call,
+        arguments={"recipe": "a.yml", "password": "hunter2", "sql": "select 'sensitive-literal'"},
+        cause="journal test",
+        effects="workspace",
+    )
+    assert result.value == "written" and len(seen) == 1
+    intent = seen[0]
+    assert intent["run_id"] == result.run_id and intent["tool"] == "snowfakery.run_recipe"
+    assert intent["owner_pid"] == os.getpid() and intent["started_at"]
+    assert intent["tags"][TAG_CAUSE] == "journal test" and intent["tags"]["ade/path"] == "fast"
+    assert "hunter2" not in json.dumps(intent) and "sensitive-literal" not in json.dumps(intent)
+    runner.flush()
+    assert _journal_files(runner) == []  # recorded, so dropped
+    run = runner.instance().get_run_by_id(result.run_id)
+    assert run is not None and run.status == DagsterRunStatus.SUCCESS
+    assert run.job_name == "live__snowfakery_run_recipe" and run.tags == {**intent["tags"], **run.tags}
+    assert run.tags["ade/path"] == "fast" and "ade/outcome" not in run.tags
+
+
+_DYING_GATEWAY = """
+import sys, time
+from pathlib import Path
+from ade_platform.live import LiveRunner
+
+def call():
+    print("running", flush=True)
+    time.sleep(120)  # killed here: after its intent, before its audit run
+
+LiveRunner(Path(sys.argv[1])).run(
+    "snowfakery.run_recipe", call, arguments={"token": "tok-123", "recipe": "a.yml"}, effects="workspace"
+)
+"""
+
+
+def test_an_intent_whose_gateway_died_is_recorded_as_unknown_by_the_next_runner(tmp_path: Path) -> None:
+    from dagster import DagsterRunStatus, RunsFilter
+
+    home = tmp_path / "dagster"
+    repo = Path(__file__).resolve().parents[2]
+    gateway = subprocess.Popen(
+        [sys.executable, "-c", _DYING_GATEWAY, str(home)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert gateway.stdout is not None and gateway.stdout.readline().strip() == "running"
+    gateway.send_signal(signal.SIGKILL)
+    gateway.wait()
+    runner = LiveRunner(home)
+    (orphan,) = _journal_files(runner)
+    run_id = json.loads(orphan.read_text())["run_id"]
+    assert "tok-123" not in orphan.read_text()
+
+    assert runner.recover() == 1
+    assert runner.recover() == 0  # claimed once
+    runner.flush()
+    assert _journal_files(runner) == []
+    run = runner.instance().get_run_by_id(run_id)
+    assert run is not None and run.status == DagsterRunStatus.FAILURE
+    assert run.job_name == "live__snowfakery_run_recipe" and run.tags["ade/outcome"] == "unknown"
+    assert (
+        run.tags[TAG_TOOL] == "snowfakery.run_recipe"
+        and json.loads(run.tags[TAG_ARGUMENTS])["token"] == "***"
+    )
+    messages = " ".join(str(e.dagster_event) + e.message for e in runner.instance().all_logs(run_id))
+    assert "outcome unknown: the gateway stopped before recording it" in messages
+    runs = runner.instance().get_runs(RunsFilter(tags={TAG_TOOL: "snowfakery.run_recipe"}))
+    assert [r.run_id for r in runs] == [run_id]
+
+
+def test_intents_of_a_live_gateway_are_left_alone(tmp_path: Path) -> None:
+    runner = LiveRunner(tmp_path / "dagster")
+    intent = runner.journal.write("0" * 8 + "-0000-4000-8000-" + "0" * 12, "snowfakery.run_recipe", {})
+    assert LiveRunner(tmp_path / "dagster").recover() == 0  # its owner (this process) is alive
+    assert intent.is_file()

@@ -194,12 +194,61 @@ def test_run_recipe_is_live_and_audited_with_resources(env: tuple[FastMCP, Setti
 
     from dagster import DagsterInstance, DagsterRunStatus
 
+    from ade_platform.live import flush_all
+
+    flush_all()  # without a database URL the audit run is recorded just after the answer (journaled)
+    assert list((settings.dagster_home / "ade-audit-journal").iterdir()) == []
     instance = DagsterInstance.from_config(str(settings.dagster_home))
     record = instance.get_run_by_id(run["provenance"]["run_id"])
     assert record is not None and record.status == DagsterRunStatus.SUCCESS
+    assert record.job_name == "live__snowfakery_run_recipe" and record.tags["ade/path"] == "fast"
     assert (
         record.tags["ade/tool"] == "snowfakery.run_recipe" and record.tags["ade/cause"] == "test: audit trail"
     )
+    assert json.loads(record.tags["ade/arguments"])["reps"] == 2
+
+
+_DEAD_GATEWAY = """
+import sys
+from pathlib import Path
+from ade_platform.lib.audit_journal import AuditJournal
+
+AuditJournal(Path(sys.argv[1])).write(sys.argv[2], "snowfakery.run_recipe", {"ade/tool": "snowfakery.run_recipe"})
+"""
+
+
+def test_database_runs_stay_in_line_and_a_new_gateway_records_orphaned_intents(tmp_path: Path) -> None:
+    import subprocess
+    import uuid
+
+    from dagster import DagsterInstance, DagsterRunStatus
+
+    from ade_platform.live import flush_all
+
+    settings = snowfakery_settings(tmp_path, allow_dburl=True)
+    # a gateway that journaled a call and exited before recording it (a real process, gone by now)
+    orphan = str(uuid.uuid4())
+    subprocess.run(
+        [sys.executable, "-c", _DEAD_GATEWAY, str(settings.dagster_home), orphan],
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    server = build_server(settings, only="snowfakery")
+    ok, run = call_tool(
+        server, "snowfakery.run_recipe", {"recipe_text": RECIPE, "dburl": "sqlite:///out.db", "cause": "db"}
+    )
+    assert ok, run
+    assert (settings.snowfakery.workspace_root / "out.db").is_file()
+    instance = DagsterInstance.from_config(str(settings.dagster_home))
+    record = instance.get_run_by_id(run["provenance"]["run_id"])  # in the instance before the answer
+    assert record is not None and record.status == DagsterRunStatus.SUCCESS
+    assert "ade/path" not in record.tags and json.loads(record.tags["ade/arguments"])["dburl"] == "***"
+
+    flush_all()  # this gateway's first live call recovered the orphan
+    recovered = instance.get_run_by_id(orphan)
+    assert recovered is not None and recovered.status == DagsterRunStatus.FAILURE
+    assert recovered.tags["ade/outcome"] == "unknown" and recovered.job_name == "live__snowfakery_run_recipe"
+    assert list((settings.dagster_home / "ade-audit-journal").iterdir()) == []
 
 
 def test_run_outputs_csv_continuation_and_workspace_files(env: tuple[FastMCP, Settings]) -> None:

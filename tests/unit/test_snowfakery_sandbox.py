@@ -54,6 +54,15 @@ def _children(pid: int | None) -> list[int]:
     return found
 
 
+def _pool(zygote: int | None) -> set[int]:
+    """The waiting job processes. A run answers as soon as its result is written: its job process may still be
+    exiting for a moment, so wait until only the pool is left."""
+    deadline = time.monotonic() + 10
+    while len(children := set(_children(zygote))) != POOL_SIZE and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return children
+
+
 def _used_and_replaced(zygote: int | None, waiting: set[int]) -> bool:
     """Exactly one of the waiting job processes ran (and is gone), and the pool is back to its size."""
     deadline = time.monotonic() + 10  # the replacement forks right after the hand-over
@@ -99,7 +108,7 @@ def test_runaway_recipe_is_killed_at_the_timeout_and_leaves_nothing(tmp_path: Pa
     service = _service(tmp_path, timeout_seconds=2)
     service.sandbox.warm()
     zygote = Sandbox.zygote_pid()
-    waiting = set(_children(zygote))  # the pool: job processes waiting for a request
+    waiting = _pool(zygote)  # the job processes waiting for a request
     with pytest.raises(SnowfakeryError) as caught:
         _run(service, RUNAWAY, output_format="csv", output_folder_path="out")
     assert caught.value.code == "run_timeout"
@@ -113,12 +122,12 @@ def test_each_run_gets_a_fresh_prestarted_process_that_never_serves_again(tmp_pa
     service = _service(tmp_path)
     service.sandbox.warm()
     zygote = Sandbox.zygote_pid()
-    assert len(_children(zygote)) == POOL_SIZE  # started before any run asks for one
+    assert len(_pool(zygote)) == POOL_SIZE  # started before any run asks for one
     recipe = "- object: Draw\n  fields:\n    n: ${{ random_number(min=1, max=10**15) }}\n"
     served: set[int] = set()
     draws = []
     for _ in range(3):
-        waiting = set(_children(zygote))
+        waiting = _pool(zygote)
         answer = _run(service, recipe)
         assert _used_and_replaced(zygote, waiting)
         used = waiting - set(_children(zygote))

@@ -333,7 +333,7 @@ def _answer(
     limit = service.policy.max_inline_chars
     if fmt == "csv" and output.is_dir():
         resources.append(base + "csv/")
-        files = csv_listing(run_id, output)
+        files = csv_listing(run_id, output, known_rows=counts)
         resources += [f["uri"] for f in files]
         answer["csv_files"] = (
             files if params.capture_output else [{k: f[k] for k in ("name", "uri")} for f in files]
@@ -407,11 +407,15 @@ def read_capped(path: Path, limit: int) -> tuple[str, bool]:
     return text[:limit], len(text) > limit
 
 
-def csv_listing(run_id: str, folder: Path) -> list[dict[str, Any]]:
+def csv_listing(run_id: str, folder: Path, known_rows: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """The CSV files of a run with their row counts. Right after a run, `known_rows` (the rows the job wrote
+    per table; Snowfakery writes table T to T.csv, one record per row) spares reading every file again."""
     files = []
     for path in sorted(folder.glob("*.csv")):
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            rows = max(sum(1 for _ in csv.reader(handle)) - 1, 0)
+        rows = (known_rows or {}).get(path.stem)
+        if rows is None:
+            with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+                rows = max(sum(1 for _ in csv.reader(handle)) - 1, 0)
         files.append({"name": path.name, "rows": rows, "uri": f"{RUNS_URI}{run_id}/csv/{path.name}"})
     return files
 
