@@ -53,7 +53,7 @@ test: setup  ## the default test suite (everything but the few tests marked slow
 test-slow: setup orchestrators  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
 	$(PY) -m pytest -q -m slow
 
-bench: setup $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
+bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
 	@# The project is installed editable: uv compiles only site-packages, so compile our own modules too, or
 	@# under PYTHONDONTWRITEBYTECODE every spawned `ade mcp` recompiles them from source.
 	$(PY) -m compileall -q ade_platform mcp_bridge

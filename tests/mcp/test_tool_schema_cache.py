@@ -46,6 +46,21 @@ def listing(server: FastMCP) -> dict[str, Any]:
     return asyncio.run(go())
 
 
+def other_listings(server: FastMCP) -> list[Any]:
+    """Resource templates, resources and prompts: FastMCP's per-listing `$ref` pass is off for them too."""
+
+    async def go() -> list[Any]:
+        async with Client(server) as client:
+            found = [
+                *await client.list_resource_templates(),
+                *await client.list_resources(),
+                *await client.list_prompts(),
+            ]
+        return [item.model_dump(mode="json", by_alias=True) for item in found]
+
+    return asyncio.run(go())
+
+
 def answers(server: FastMCP, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     async def go() -> list[Any]:
         out = []
@@ -90,6 +105,7 @@ def test_cached_gateway_lists_what_fastmcp_derives(tmp_path: Path, config: Path)
 
     assert first == stock
     assert warm == stock
+    assert other_listings(build_server(settings)) == other_listings(stock_gateway(settings))
     assert cache_files(tmp_path) == written, "a start that found every schema cached rewrote a file"
     for tool in warm.values():  # inlined once at registration, as FastMCP's per-listing pass would send them
         assert "$ref" not in json.dumps(tool["inputSchema"]) + json.dumps(tool.get("outputSchema"))
