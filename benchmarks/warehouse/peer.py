@@ -115,8 +115,15 @@ async def compare(home: Path, rounds: int) -> None:
                 order = ("ADE", "motherduck") if r % 2 == 0 else ("motherduck", "ADE")
                 for side in order:
                     times.setdefault((label, side), []).append(await call(side, sql))
+    report(
+        "through FastMCP's Client (a Python host: it validates each structured answer)", rounds, noop, times
+    )
+    await compare_on_the_wire(home, config, db, rounds)
+
+
+def report(how: str, rounds: int, noop: list[float], times: dict[tuple[str, str], list[float]]) -> None:
     print(
-        f"warehouse_execute vs mcp-server-motherduck (stdio, same DuckDB file), {rounds} interleaved rounds"
+        f"warehouse_execute vs mcp-server-motherduck (stdio, same DuckDB file), {rounds} interleaved rounds, {how}"
     )
     print(f"    no-op tool (MCP round trip)   ADE {median_ms(noop):8.2f} ms")
     for label in QUERIES:
@@ -127,6 +134,37 @@ async def compare(home: Path, rounds: int) -> None:
         )
     count = median_ms(times[("count(*) over 200k rows", "ADE")])
     print(f"    ratio ADE count(*) / ADE no-op {count / median_ms(noop):5.2f} x   (target <= 2)")
+
+
+async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -> None:
+    """The same rounds timed on the wire (benchmarks/wire.py): what each server takes, without the client
+    library's validation of the answer (the peer publishes no output schema, so it is never validated)."""
+    from benchmarks.wire import WireClient
+
+    ade_env = {"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"}
+    ours = WireClient(sys.executable, ["-m", "benchmarks.warehouse.gateway"], ade_env, cwd=REPO)
+    peer = WireClient(str(PEER_SERVER), ["--db-path", str(db)], {"HOME": str(home)})
+    times: dict[tuple[str, str], list[float]] = {}
+    async with ours as a, peer as b:
+        calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
+
+        async def call(side: str, sql: str) -> float:
+            client, tool = calls[side]
+            elapsed, result = await client.call(tool, {"sql": sql})
+            assert not result.get("isError"), result
+            return elapsed
+
+        for sql in QUERIES.values():
+            for side in calls:
+                await call(side, sql)
+        noop = []
+        for r in range(rounds):
+            noop.append((await a.call("bench_noop", {}))[0])
+            for label, sql in QUERIES.items():
+                order = ("ADE", "motherduck") if r % 2 == 0 else ("motherduck", "ADE")
+                for side in order:
+                    times.setdefault((label, side), []).append(await call(side, sql))
+    report("on the wire (request written -> response read)", rounds, noop, times)
 
 
 def main() -> None:

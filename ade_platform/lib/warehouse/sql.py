@@ -64,15 +64,11 @@ def parse_read_only(sql: str, warehouse_type: str) -> exp.Expression:
     dialect = _dialect(warehouse_type)
     if not sql or not sql.strip():
         raise SqlInvalid("sql is empty")
-    logger = logging.getLogger("sqlglot")
-    previous = logger.level
-    logger.setLevel(logging.ERROR)  # sqlglot warns when it falls back to an opaque Command
+    _quiet_sqlglot()
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
         raise SqlInvalid(f"the SQL is not valid {dialect} ({_parse_error_position(exc)})") from None
-    finally:
-        logger.setLevel(previous)
     if not statements:
         raise SqlInvalid("sql contains no statement")
     if len(statements) > 1:
@@ -91,6 +87,19 @@ def parse_read_only(sql: str, warehouse_type: str) -> exp.Expression:
             if name in _SIDE_EFFECT_FUNCTIONS or name.startswith(_SIDE_EFFECT_PREFIXES):
                 raise SqlRefused(f"function {name.upper()} has side effects and is not allowed")
     return statement
+
+
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
+
+
+def _quiet_sqlglot() -> None:
+    """sqlglot warns when it falls back to an opaque Command; the check refuses those anyway. A filter on its
+    logger, added once: toggling the logger's level around each parse raced between threads and cleared
+    every logger's cache twice per query."""
+    logger = logging.getLogger("sqlglot")
+    if _errors_only not in logger.filters:
+        logger.addFilter(_errors_only)
 
 
 def _parse_error_position(exc: Exception) -> str:
@@ -129,7 +138,7 @@ def prepare_select(sql: str, warehouse_type: str, limit: int) -> PreparedQuery:
     if current is not None and current <= limit:
         return PreparedQuery(statement.sql(dialect=dialect), False, current, limit)
     if isinstance(statement, (exp.Select, exp.SetOperation)) and (existing is None or current is not None):
-        bounded = statement.limit(limit + 1, copy=True)
+        bounded = statement.limit(limit + 1, copy=False)  # the tree was parsed for this call alone
     else:
         # A LIMIT we cannot read (a parameter, PERCENT, WITH TIES) or a bare VALUES: bound it from outside.
         wrapped = exp.Subquery(
