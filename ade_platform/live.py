@@ -174,7 +174,7 @@ class LiveRunner:
         started = time.perf_counter()
         with _EXECUTION_LOCK:
             result = self._job(tool, body).execute_in_process(
-                instance=instance, tags=tags, raise_on_error=False
+                instance=instance, tags=tags, raise_on_error=False, run_config=QUIET_CONSOLE
             )
         elapsed = (time.perf_counter() - started) * 1000
         if "error" in captured:
