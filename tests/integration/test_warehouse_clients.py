@@ -159,7 +159,7 @@ def test_bigquery_client_against_the_rest_fake() -> None:
         assert plan["estimated_bytes_scanned"] == 64 and '"statementType": "SELECT"' in plan["plan_text"]
         history = client.query_history("%orders%", 2, 10)
         texts = [h["query_text_truncated"] for h in history]
-        assert "SELECT email FROM shop.orders WHERE id = ?" in texts  # literals stripped
+        assert "select email from shop.orders where id = ?" in texts  # literals stripped, the rest as written
         assert client.resolve_table(["shop", "orders"]).parts == ("proj-1", "shop", "orders")
         with pytest.raises(WarehouseError) as err:
             client.query("select nope from shop.orders")
