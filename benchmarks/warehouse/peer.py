@@ -20,11 +20,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PEER_PYTHON = REPO / ".tools" / "motherduck" / "bin" / "python"
 PEER_SERVER = REPO / ".tools" / "motherduck" / "bin" / "mcp-server-motherduck"
+SIDES = ("ADE", "motherduck")
 ORDERS = 200_000
 CUSTOMERS = 569
 QUERIES = {
@@ -71,6 +73,35 @@ def write_config(home: Path, db: Path) -> Path:
     return config
 
 
+Call = Callable[[str, str], Awaitable[float]]  # (side, sql) -> seconds
+
+
+def servers(home: Path, config: Path, db: Path) -> dict[str, tuple[str, list[str], dict[str, str]]]:
+    """Command, arguments and environment of each side: our gateway (plus the no-op tool) and the peer."""
+    ade_env = {"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"}
+    return {
+        "ADE": (sys.executable, ["-m", "benchmarks.warehouse.gateway"], ade_env),
+        "motherduck": (str(PEER_SERVER), ["--db-path", str(db)], {"HOME": str(home)}),
+    }
+
+
+async def interleaved(
+    rounds: int, call: Call, noop: Callable[[], Awaitable[float]]
+) -> tuple[list[float], dict[tuple[str, str], list[float]]]:
+    """Warm both sides up, then run every query on both each round, alternating which goes first."""
+    for sql in QUERIES.values():  # warm-up: first calls load drivers (and Dagster on our side)
+        for side in SIDES:
+            await call(side, sql)
+    noops: list[float] = []
+    times: dict[tuple[str, str], list[float]] = {}
+    for r in range(rounds):
+        noops.append(await noop())
+        for label, sql in QUERIES.items():
+            for side in SIDES if r % 2 == 0 else SIDES[::-1]:
+                times.setdefault((label, side), []).append(await call(side, sql))
+    return noops, times
+
+
 async def compare(home: Path, rounds: int) -> None:
     from fastmcp import Client
     from fastmcp.client.transports import StdioTransport
@@ -78,21 +109,13 @@ async def compare(home: Path, rounds: int) -> None:
     db = home / "warehouse.duckdb"
     build_file(db)
     config = write_config(home, db)
-    ours = StdioTransport(
-        command=sys.executable,
-        args=["-m", "benchmarks.warehouse.gateway"],
-        env={"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"},
-        cwd=str(REPO),
-        log_file=home / "ade.log",
-    )
-    peer = StdioTransport(
-        command=str(PEER_SERVER),
-        args=["--db-path", str(db)],
-        env={"HOME": str(home)},
-        log_file=home / "peer.log",
-    )
-    times: dict[tuple[str, str], list[float]] = {}
-    async with Client(ours) as a, Client(peer) as b:
+    transports = {
+        side: StdioTransport(
+            command=command, args=args, env=env, cwd=str(REPO), log_file=home / f"{side}.log"
+        )
+        for side, (command, args, env) in servers(home, config, db).items()
+    }
+    async with Client(transports["ADE"]) as a, Client(transports["motherduck"]) as b:
         calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
 
         async def call(side: str, sql: str) -> float:
@@ -103,20 +126,14 @@ async def compare(home: Path, rounds: int) -> None:
             assert not result.is_error
             return elapsed
 
-        for sql in QUERIES.values():  # warm-up: first calls load drivers (and Dagster on our side)
-            for side in calls:
-                await call(side, sql)
-        noop = []
-        for r in range(rounds):
+        async def noop() -> float:
             started = time.perf_counter()
             await a.call_tool("bench_noop", {})
-            noop.append(time.perf_counter() - started)
-            for label, sql in QUERIES.items():
-                order = ("ADE", "motherduck") if r % 2 == 0 else ("motherduck", "ADE")
-                for side in order:
-                    times.setdefault((label, side), []).append(await call(side, sql))
+            return time.perf_counter() - started
+
+        noops, times = await interleaved(rounds, call, noop)
     report(
-        "through FastMCP's Client (a Python host: it validates each structured answer)", rounds, noop, times
+        "through FastMCP's Client (a Python host: it validates each structured answer)", rounds, noops, times
     )
     await compare_on_the_wire(home, config, db, rounds)
 
@@ -141,11 +158,11 @@ async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -
     library's validation of the answer (the peer publishes no output schema, so it is never validated)."""
     from benchmarks.wire import WireClient
 
-    ade_env = {"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"}
-    ours = WireClient(sys.executable, ["-m", "benchmarks.warehouse.gateway"], ade_env, cwd=REPO)
-    peer = WireClient(str(PEER_SERVER), ["--db-path", str(db)], {"HOME": str(home)})
-    times: dict[tuple[str, str], list[float]] = {}
-    async with ours as a, peer as b:
+    clients = {
+        side: WireClient(command, args, env, cwd=REPO)
+        for side, (command, args, env) in servers(home, config, db).items()
+    }
+    async with clients["ADE"] as a, clients["motherduck"] as b:
         calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
 
         async def call(side: str, sql: str) -> float:
@@ -154,17 +171,11 @@ async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -
             assert not result.get("isError"), result
             return elapsed
 
-        for sql in QUERIES.values():
-            for side in calls:
-                await call(side, sql)
-        noop = []
-        for r in range(rounds):
-            noop.append((await a.call("bench_noop", {}))[0])
-            for label, sql in QUERIES.items():
-                order = ("ADE", "motherduck") if r % 2 == 0 else ("motherduck", "ADE")
-                for side in order:
-                    times.setdefault((label, side), []).append(await call(side, sql))
-    report("on the wire (request written -> response read)", rounds, noop, times)
+        async def noop() -> float:
+            return (await a.call("bench_noop", {}))[0]
+
+        noops, times = await interleaved(rounds, call, noop)
+    report("on the wire (request written -> response read)", rounds, noops, times)
 
 
 def main() -> None:
