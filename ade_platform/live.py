@@ -5,7 +5,7 @@ Each call builds a one-op job named after the tool and executes it in the platfo
 and why (the agent-given cause). Operators find these runs in the Dagster UI under the `ade/tool` tag.
 
 What a call may change decides how it is audited (`LiveRunner.run(effects=...)`):
-- `effects="none"` (read-only tools; `read_only=True` says the same) may take the fast path (DESIGN.md "Live
+- `effects="none"` (read-only tools) may take the fast path (DESIGN.md "Live
   tools"): the call runs in the caller's thread and its audit run — the same job name, tags and run id, plus
   `ade/path: fast` — is written to Dagster by a background worker, so the agent does not wait ~0.3-1 s of
   Dagster run bookkeeping per query.
@@ -138,18 +138,15 @@ class LiveRunner:
         *,
         arguments: dict[str, Any] | None = None,
         cause: str | None = None,
-        read_only: bool = False,
         effects: Effects = "external",
     ) -> LiveResult:
         """Execute fn as an audited Dagster run; re-raise its exception (the run is recorded as failed).
 
-        `effects` is what fn may change: "none" (read_only=True says the same) and "workspace" (files in
+        `effects` is what fn may change: "none" (read-only) and "workspace" (files in
         the ADE workspace and its run folders only) allow the fast path when enabled: fn runs here, the audit
         run follows; for "workspace" an fsynced journal intent precedes the call. "external" runs fn inside
         an in-line Dagster run.
         """
-        if read_only:
-            effects = "none"
         tags = {
             TAG_TOOL: tool,
             TAG_SOURCE: "mcp",

@@ -156,7 +156,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     def live(name: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
         """Run fn as an audited read-only Dagster run; a BiError becomes the structured error."""
         try:
-            result = ctx.live().run(name, fn, arguments=arguments, read_only=True)
+            result = ctx.live().run(name, fn, arguments=arguments, effects="none")
         except BiError as exc:
             raise _failure(exc) from None
         return result.value, result.stamp()

@@ -211,7 +211,9 @@ class DbtCloudService:
                 return fn(client)
 
         def audited() -> Any:
-            return self.ctx.live().run(tool, call, arguments=arguments, cause=cause, read_only=cause is None)
+            # a call with a cause triggers a run (changes dbt Cloud); without one it only reads
+            effects = "none" if cause is None else "external"
+            return self.ctx.live().run(tool, call, arguments=arguments, cause=cause, effects=effects)
 
         result = await anyio.to_thread.run_sync(audited)
         return result.value, result.stamp()

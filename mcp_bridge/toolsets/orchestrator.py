@@ -170,7 +170,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 elapsed = round((time.perf_counter() - started) * 1000, 1)
                 return value, {"source": "live", "run_id": None, "elapsed_ms": elapsed}
             client(arguments["backend"])  # an unconfigured backend fails here, before any audit run starts
-            result = ctx.live().run(tool, fn, arguments=arguments, read_only=True)
+            result = ctx.live().run(tool, fn, arguments=arguments, effects="none")
         except OrchestratorError as exc:
             raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
         return result.value, result.stamp()  # type: ignore[return-value]
@@ -238,7 +238,7 @@ def build(ctx: BridgeContext) -> FastMCP:
 
         try:
             result = ctx.live().run(
-                "orchestrator_trigger_dag", run, arguments=arguments, cause=_reason(conf), read_only=False
+                "orchestrator_trigger_dag", run, arguments=arguments, cause=_reason(conf), effects="external"
             )
         except OrchestratorError as exc:
             raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None

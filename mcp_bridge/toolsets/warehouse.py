@@ -110,7 +110,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Run fn as an audited Dagster op; its WarehouseError becomes the structured error."""
         try:
             # Every warehouse live tool is read-only (the SQL guard refused anything else before this point).
-            result = ctx.live().run(tool, fn, arguments=arguments, read_only=True)
+            result = ctx.live().run(tool, fn, arguments=arguments, effects="none")
         except WarehouseError as exc:
             raise ToolFailure(exc.code, exc.detail) from None
         return {**result.value, "provenance": result.stamp()}
@@ -200,7 +200,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 raise
 
         try:
-            result = ctx.live().run(tool, run, arguments=arguments, read_only=True)
+            result = ctx.live().run(tool, run, arguments=arguments, effects="none")
         except WarehouseError as exc:
             if exc.code in UNREACHABLE:
                 return None, None, exc.code

@@ -65,7 +65,7 @@ def test_read_only_fast_path_records_the_same_audit_run(tmp_path: Path) -> None:
         lambda: {"rows": 1},
         arguments={"sql": "select count(*) from t where email = 'a@b.c'"},
         cause="fast",
-        read_only=True,
+        effects="none",
     )
     assert result.value == {"rows": 1}
 
@@ -76,7 +76,7 @@ def test_read_only_fast_path_records_the_same_audit_run(tmp_path: Path) -> None:
         raise Refused("value 'a@b.c' is not valid")
 
     with pytest.raises(Refused):
-        runner.run("warehouse_execute", fail, arguments={"sql": "select 1"}, read_only=True)
+        runner.run("warehouse_execute", fail, arguments={"sql": "select 1"}, effects="none")
     runner.flush()
     instance = runner.instance()
     ok = instance.get_run_by_id(result.run_id)
