@@ -93,6 +93,35 @@ def cmd_guard_classify(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_write_lock(args: argparse.Namespace) -> int:
+    import subprocess
+    from pathlib import Path
+
+    from ade_platform.lib.warehouse.file_lock import writing
+
+    settings = _settings(args)
+    warehouse = settings.warehouses.get(args.warehouse)
+    if warehouse is None or warehouse.type != "duckdb":
+        duckdb_names = sorted(n for n, w in settings.warehouses.items() if w.type == "duckdb")
+        print(
+            f"ade: no DuckDB warehouse named {args.warehouse!r} (configured: {duckdb_names})", file=sys.stderr
+        )
+        return 2
+    run = args.run[1:] if args.run[:1] == ["--"] else args.run
+    if not run:
+        print("ade: write-lock needs a command after --", file=sys.stderr)
+        return 2
+    path = Path(warehouse.path)
+    print(f"ade: announcing a write to {path.name}; waiting for its readers to let go", file=sys.stderr)
+    with writing(path):
+        print(f"ade: holding {path.name} for writing; running {run[0]}", file=sys.stderr)
+        try:
+            return subprocess.call(run)
+        except OSError as exc:
+            print(f"ade: cannot run {run[0]}: {exc.strerror}", file=sys.stderr)
+            return 127
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ade",
@@ -134,6 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--schema", help="default schema of the statements")
     g.add_argument("--explain", action="store_true", help="add a human explanation of each reason")
     g.set_defaults(func=cmd_guard_classify)
+
+    p = sub.add_parser(
+        "write-lock",
+        help="run a command that writes a DuckDB warehouse (a dbt run in a shell) under the platform's write "
+        "lock: the gateway's reads give the file up and wait, instead of making the command fail on DuckDB's lock",
+    )
+    p.add_argument("warehouse", help="the DuckDB warehouse's name in ade.yaml")
+    p.add_argument("run", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
+    p.set_defaults(func=cmd_write_lock)
 
     p = sub.add_parser("dev", help="run the Dagster UI and the MCP gateway (HTTP on loopback)")
     p.add_argument("--ui-port", type=int, default=3000)

@@ -154,6 +154,16 @@ class DuckDBWarehouse(_Model):
     type: Literal["duckdb"]
     path: Path
     schemas: list[str] = Field(default_factory=list, description="Schemas to snapshot; empty = all.")
+    hold_seconds: float = Field(
+        0.5,
+        ge=0,
+        le=60,
+        description=(
+            "How long a reader keeps the file attached after a query, so the next query of a burst skips "
+            "re-reading the catalog. The platform's writers take it over at once; a writer outside the "
+            "platform (a dbt run in a shell) can meet DuckDB's lock for this long. 0 = attach per query."
+        ),
+    )
     freshness: list[FreshnessTarget] = Field(default_factory=list)
 
 

@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 PEER_PYTHON = REPO / ".tools" / "motherduck" / "bin" / "python"
 PEER_SERVER = REPO / ".tools" / "motherduck" / "bin" / "mcp-server-motherduck"
 SIDES = ("ADE", "motherduck")
+PER_QUERY = "ADE, hold_seconds: 0"  # on the wire only: the file attached for each query, not held between
 ORDERS = 200_000
 CUSTOMERS = 569
 QUERIES = {
@@ -62,11 +63,13 @@ def build_file(path: Path) -> None:
     subprocess.run([str(PEER_PYTHON), "-c", _BUILD, str(path)], check=True)
 
 
-def write_config(home: Path, db: Path) -> Path:
-    config = home / "ade.yaml"
+def write_config(home: Path, db: Path, hold_seconds: float | None = None) -> Path:
+    """The gateway's settings: the defaults, or the file attached per query (`hold_seconds: 0`)."""
+    config = home / ("ade.yaml" if hold_seconds is None else f"ade-hold-{hold_seconds:g}.yaml")
+    hold = "" if hold_seconds is None else f"    hold_seconds: {hold_seconds:g}\n"
     config.write_text(
         f"home: {home}\n"
-        f"warehouses:\n  bench:\n    type: duckdb\n    path: {db}\n"
+        f"warehouses:\n  bench:\n    type: duckdb\n    path: {db}\n{hold}"
         "mcp:\n  toolsets: [warehouse]\n"
         "limits:\n  max_rows: 1000\n"
     )
@@ -78,26 +81,31 @@ Call = Callable[[str, str], Awaitable[float]]  # (side, sql) -> seconds
 
 def servers(home: Path, config: Path, db: Path) -> dict[str, tuple[str, list[str], dict[str, str]]]:
     """Command, arguments and environment of each side: our gateway (plus the no-op tool) and the peer."""
-    ade_env = {"ADE_HOME": str(home / "ade"), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"}
+
+    def ade_env(config: Path, name: str) -> dict[str, str]:
+        return {"ADE_HOME": str(home / name), "ADE_CONFIG": str(config), "PATH": "/usr/bin:/bin"}
+
+    gateway = (sys.executable, ["-m", "benchmarks.warehouse.gateway"])
     return {
-        "ADE": (sys.executable, ["-m", "benchmarks.warehouse.gateway"], ade_env),
+        "ADE": (*gateway, ade_env(config, "ade")),
         "motherduck": (str(PEER_SERVER), ["--db-path", str(db)], {"HOME": str(home)}),
+        PER_QUERY: (*gateway, ade_env(write_config(home, db, hold_seconds=0), "ade-per-query")),
     }
 
 
 async def interleaved(
-    rounds: int, call: Call, noop: Callable[[], Awaitable[float]]
+    rounds: int, call: Call, noop: Callable[[], Awaitable[float]], sides: tuple[str, ...] = SIDES
 ) -> tuple[list[float], dict[tuple[str, str], list[float]]]:
-    """Warm both sides up, then run every query on both each round, alternating which goes first."""
+    """Warm every side up, then run every query on each every round, alternating the order."""
     for sql in QUERIES.values():  # warm-up: first calls load drivers (and Dagster on our side)
-        for side in SIDES:
+        for side in sides:
             await call(side, sql)
     noops: list[float] = []
     times: dict[tuple[str, str], list[float]] = {}
     for r in range(rounds):
         noops.append(await noop())
         for label, sql in QUERIES.items():
-            for side in SIDES if r % 2 == 0 else SIDES[::-1]:
+            for side in sides if r % 2 == 0 else sides[::-1]:
                 times.setdefault((label, side), []).append(await call(side, sql))
     return noops, times
 
@@ -114,6 +122,7 @@ async def compare(home: Path, rounds: int) -> None:
             command=command, args=args, env=env, cwd=str(REPO), log_file=home / f"{side}.log"
         )
         for side, (command, args, env) in servers(home, config, db).items()
+        if side in SIDES
     }
     async with Client(transports["ADE"]) as a, Client(transports["motherduck"]) as b:
         calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
@@ -151,6 +160,12 @@ def report(how: str, rounds: int, noop: list[float], times: dict[tuple[str, str]
         )
     count = median_ms(times[("count(*) over 200k rows", "ADE")])
     print(f"    ratio ADE count(*) / ADE no-op {count / median_ms(noop):5.2f} x   (target <= 2)")
+    if ("count(*) over 200k rows", PER_QUERY) in times:
+        per_query = median_ms(times[("count(*) over 200k rows", PER_QUERY)])
+        print(
+            f"    with hold_seconds: 0 (attached per query): count(*) {per_query:.2f} ms, "
+            f"{per_query / median_ms(noop):.2f} x the no-op"
+        )
 
 
 async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -> None:
@@ -162,8 +177,12 @@ async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -
         side: WireClient(command, args, env, cwd=REPO)
         for side, (command, args, env) in servers(home, config, db).items()
     }
-    async with clients["ADE"] as a, clients["motherduck"] as b:
-        calls = {"ADE": (a, "warehouse_execute"), "motherduck": (b, "execute_query")}
+    async with clients["ADE"] as a, clients["motherduck"] as b, clients[PER_QUERY] as c:
+        calls = {
+            "ADE": (a, "warehouse_execute"),
+            "motherduck": (b, "execute_query"),
+            PER_QUERY: (c, "warehouse_execute"),
+        }
 
         async def call(side: str, sql: str) -> float:
             client, tool = calls[side]
@@ -174,7 +193,7 @@ async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -
         async def noop() -> float:
             return (await a.call("bench_noop", {}))[0]
 
-        noops, times = await interleaved(rounds, call, noop)
+        noops, times = await interleaved(rounds, call, noop, (*SIDES, PER_QUERY))
     report("on the wire (request written -> response read)", rounds, noops, times)
 
 

@@ -41,7 +41,9 @@ def _hold(path: Path, seconds: float) -> subprocess.Popen[str]:
 
 
 def test_duckdb_reads_wait_out_a_writer_then_give_up_with_a_structured_error(duck: Path) -> None:
-    wh = DuckDBWarehouse(type="duckdb", path=duck)
+    # A writer outside the platform (no write lock) opens the file right after a read: with a held attach
+    # it would meet DuckDB's lock (see the test below), so this client attaches per query.
+    wh = DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=0)
     writer = _hold(duck, 1.0)
     try:
         started = time.monotonic()
@@ -58,6 +60,60 @@ def test_duckdb_reads_wait_out_a_writer_then_give_up_with_a_structured_error(duc
     finally:
         writer.kill()
         writer.wait(timeout=30)
+
+
+WRITE_WITH_LOCK = """
+import sys, time, duckdb
+from pathlib import Path
+from ade_platform.lib.warehouse.file_lock import writing
+started = time.monotonic()
+with writing(Path(sys.argv[1])), duckdb.connect(sys.argv[1]) as con:
+    waited = time.monotonic() - started
+    con.execute("insert into raw.events values (3, 'c@example.com', '2024-01-03')")
+print(f"{waited:.3f}", flush=True)
+"""
+RAW_WRITE = "import duckdb, sys; duckdb.connect(sys.argv[1]).close(); print('opened')"
+
+
+def _run(code: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+
+
+def test_duckdb_holds_the_file_between_reads_and_gives_it_to_a_writer(duck: Path) -> None:
+    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    try:
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
+        # Held: a writer that does not announce itself meets DuckDB's lock (the documented trade-off) ...
+        refused = _run(RAW_WRITE, duck)
+        assert refused.returncode != 0 and "lock" in refused.stderr.lower()
+        # ... while a platform writer announces itself and gets the file at once, not after hold_seconds.
+        written = _run(WRITE_WITH_LOCK, duck)
+        assert written.returncode == 0, written.stderr[-2000:]
+        assert float(written.stdout) < 5
+        # The next read attaches the file afresh and sees the write.
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 3}]
+    finally:
+        client.close()
+    short = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=0.2), 10)
+    try:
+        short.query("select 1")
+        time.sleep(1)  # past hold_seconds: the idle host let go of the file
+        assert _run(RAW_WRITE, duck).stdout.strip() == "opened"
+    finally:
+        short.close()
+
+
+def test_duckdb_held_attach_follows_a_replaced_file(duck: Path, tmp_path: Path) -> None:
+    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    try:
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
+        fresh = tmp_path / "fresh.duckdb"
+        with duckdb.connect(str(fresh)) as con:
+            con.execute("create schema raw; create table raw.events as select range as id from range(5)")
+        fresh.replace(duck)  # a rebuilt file moved into place (a new inode) while the old one is held
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 5}]
+    finally:
+        client.close()
 
 
 def test_duckdb_timeout_no_file_access_and_missing_file(duck: Path, tmp_path: Path) -> None:
@@ -182,3 +238,35 @@ def test_duckdb_file_behind_a_symlink_is_readable_and_nothing_else_is(duck: Path
     duckdb.connect(str(other)).close()
     with pytest.raises(WarehouseError):
         client.query(f"attach '{other}' as other")
+
+
+def test_ade_write_lock_runs_a_shell_writer_while_a_reader_holds_the_file(duck: Path, tmp_path: Path) -> None:
+    config = tmp_path / "ade.yaml"
+    config.write_text(
+        f"home: {tmp_path / 'home'}\nwarehouses:\n  wh:\n    type: duckdb\n    path: {duck}\n"
+        "  other:\n    type: bigquery\n    project: p\n"
+    )
+    client = open_client("wh", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    ade = [sys.executable, "-m", "ade_platform.cli", "--config", str(config)]
+    insert = (
+        "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('insert into raw.events (id) values (9)')"
+    )
+    try:
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]  # now held
+        done = subprocess.run(
+            [*ade, "write-lock", "wh", "--", sys.executable, "-c", insert, str(duck)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "holding wh.duckdb for writing" in done.stderr
+        assert client.query("select count(*) as n from raw.events").rows == [{"n": 3}]
+        failing = subprocess.run(
+            [*ade, "write-lock", "wh", "--", sys.executable, "-c", "raise SystemExit(3)"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert failing.returncode == 3  # the command's own status
+        for argv in (["write-lock", "other", "--", "true"], ["write-lock", "wh"]):
+            refused = subprocess.run([*ade, *argv], capture_output=True, text=True, timeout=60)
+            assert refused.returncode == 2 and "ade:" in refused.stderr and "Traceback" not in refused.stderr
+    finally:
+        client.close()

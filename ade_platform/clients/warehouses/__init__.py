@@ -22,6 +22,7 @@ def open_client(name: str, warehouse: Any, timeout: float, **options: Any) -> Wa
     if warehouse.type == "duckdb":
         from ade_platform.clients.warehouses.duckdb import DuckDBClient
 
+        options.setdefault("hold_seconds", warehouse.hold_seconds)
         return DuckDBClient(name, warehouse.path, warehouse.schemas, timeout, **options)
     if warehouse.type == "snowflake":
         from ade_platform.clients.warehouses.snowflake import SnowflakeClient

@@ -1,14 +1,16 @@
 """DuckDB: the embedded default. One process may write the file at a time, and a read-only connection blocks
-that writer, so the client never holds the file between calls.
+that writer, so the client holds the file only while no writer needs it.
 
 Opening a DuckDB file with `duckdb.connect` costs ~25 ms of database start-up before the catalog is even
-read. Instead the client keeps a few started in-memory DuckDB instances ("hosts") and, per call, ATTACHes
-the file read-only, runs the query and DETACHes it: the lock on the file lasts as long as the call, the
-start-up is paid once. Each host is locked down before it serves a query: file access only to the warehouse
-file and its WAL (`allowed_paths`), external access off, configuration locked. A writer that holds the file
-makes the call wait briefly and retry; after `lock_retry` seconds it fails with a structured error. The
-platform's own writers (Dagster runs) take the file's write lock (`lib/warehouse/file_lock.py`), which waits
-for the read in flight instead of failing on it.
+read. Instead the client keeps a few started in-memory DuckDB instances ("hosts") and ATTACHes the file
+read-only to one for a call. Attaching still reads the catalog (1-3 ms on a small one, more as it grows), so
+after a call the host keeps the file attached for `hold_seconds`, and the calls of a burst skip it. The
+platform's writers (Dagster runs) announce themselves on the file's write lock (`lib/warehouse/file_lock.py`):
+a held host lets go within SWEEP_SECONDS, no new read starts until the write is done, and the writer waits
+instead of failing. A call reuses a held attach only while the file is the one it attached (same inode, size
+and mtime). Each host is locked down before it serves a query: file access only to the warehouse file and its
+WAL (`allowed_paths`), external access off, configuration locked. A writer outside the platform that holds
+the file makes the call wait briefly and retry; after `lock_retry` seconds it fails with a structured error.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ from ade_platform.lib.warehouse.schema import ColumnRow
 
 LOCK_RETRY_SECONDS = 5.0
 MAX_IDLE_HOSTS = 4  # started instances kept between calls (one per concurrent call, up to this many)
+# While an idle host holds the file (`hold_seconds`, DuckDBWarehouse.hold_seconds in the settings), it is
+# checked this often for a writer that announced itself, which gets the file within about that long.
+SWEEP_SECONDS = 0.025
 _HOME = "memory"  # each host's own (empty) in-memory catalog, current while no file is attached
 _RESERVED = frozenset({"memory", "system", "temp", "main"})
 _COLUMNS_SQL = """
@@ -114,10 +119,46 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
-def _close_hosts(hosts: list[Any]) -> None:
-    while hosts:
+class _Host:
+    """A started, locked-down in-memory DuckDB instance, and its lease on the file while it has it attached."""
+
+    def __init__(self, con: Any, lease: file_lock.ReadLease, alias: str) -> None:
+        self.con = con
+        self.lease = lease
+        self.alias = alias
+        self.attached: tuple[int, int, int, int] | None = None  # the file's identity when attached
+        self.idle_since = 0.0
+
+    def detach(self) -> bool:
+        """Let go of the file; False when the instance cannot (it is then only fit to be closed)."""
+        if self.attached is None:
+            return True
+        self.attached = None
+        try:
+            self.con.execute(f"USE {_HOME}")
+            self.con.execute(f"DETACH {self.alias}")
+            return True
+        except Exception:
+            return False
+        finally:
+            self.lease.release()
+
+    def close(self) -> None:
         with contextlib.suppress(Exception):
-            hosts.pop().close()
+            self.con.close()  # closing the instance releases the file, attached or not
+        self.attached = None
+        self.lease.close()
+
+
+def _identity(path: Path) -> tuple[int, int, int, int]:
+    """What tells a file replaced or rewritten behind a held attach (a new inode, size or mtime)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _close_hosts(hosts: list[_Host]) -> None:
+    while hosts:
+        hosts.pop().close()
 
 
 def _quote(identifier: str) -> str:
@@ -139,17 +180,21 @@ class DuckDBClient(WarehouseClient):
         schemas: Sequence[str] = (),
         timeout: float = 60,
         lock_retry: float = LOCK_RETRY_SECONDS,
+        hold_seconds: float = 0.0,
     ):
         super().__init__(name, timeout)
         self.path = Path(path)
         self._schemas = tuple(schemas)
         self.lock_retry = lock_retry
+        self.hold_seconds = hold_seconds
         # The catalog takes the file's stem, as `duckdb.connect(path)` names it, so queries read the same.
         self._alias = _quote(
             self.path.stem if self.path.stem.lower() not in _RESERVED else f"{self.path.stem}_db"
         )
-        self._idle: list[Any] = []
+        self._idle: list[_Host] = []
         self._hosts_lock = threading.Lock()
+        self._sweep_armed = False
+        self._closed = False
         # Idle hosts are closed with the client, or at interpreter exit at the latest.
         self._finalizer = weakref.finalize(self, _close_hosts, self._idle)
 
@@ -164,72 +209,116 @@ class DuckDBClient(WarehouseClient):
             raise WarehouseError(
                 "connection_failed", f"the DuckDB file of warehouse '{self.name}' does not exist yet"
             )
+        host = self._acquire_host()
         try:
-            with file_lock.reading(self.path, self.lock_retry):
-                host = self._acquire_host()
-                try:
-                    self._attach(host)
-                except BaseException:
-                    self._release_host(host, healthy=False)
-                    raise
-                healthy = False
-                try:
-                    yield host
-                    healthy = True
-                finally:
-                    try:
-                        host.execute(f"USE {_HOME}")
-                        host.execute(f"DETACH {self._alias}")
-                    except Exception:  # a host that cannot let go of the file is closed, which releases it
-                        healthy = False
-                    self._release_host(host, healthy=healthy)
+            self._ensure_attached(host)
         except file_lock.LockTimeout:
+            self._release_host(host, healthy=False)
             raise WarehouseError("connection_failed", self._locked_detail()) from None
+        except BaseException:
+            self._release_host(host, healthy=False)
+            raise
+        healthy = False
+        try:
+            yield host.con
+            healthy = True
+        finally:
+            self._release_host(host, healthy=healthy)
 
     def _locked_detail(self) -> str:
         return f"warehouse '{self.name}' is locked by a writing process; retry when it finishes"
 
     def close(self) -> None:
         with self._hosts_lock:
+            self._closed = True
             _close_hosts(self._idle)
 
-    def _acquire_host(self) -> Any:
+    def _acquire_host(self) -> _Host:
         with self._hosts_lock:
             if self._idle:
                 return self._idle.pop()
         import duckdb
 
-        host = duckdb.connect(":memory:")
+        con = duckdb.connect(":memory:")
         try:
             # Set once, before anything the agent wrote can run, then frozen: the host may open the
             # warehouse file (and its WAL, replayed on attach) and nothing else.
             # DuckDB checks the path it opens after resolving symlinks: allow the file as configured and as
             # resolved (a deployment may point the configured path at a shared volume).
             paths = {str(self.path), os.path.realpath(self.path)}
-            host.execute("SET allowed_paths = $paths", {"paths": sorted(paths | {f"{p}.wal" for p in paths})})
-            host.execute("SET enable_external_access = false")
-            host.execute("SET lock_configuration = true")
+            con.execute("SET allowed_paths = $paths", {"paths": sorted(paths | {f"{p}.wal" for p in paths})})
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
         except BaseException:
-            host.close()
+            con.close()
             raise
-        return host
+        return _Host(con, file_lock.ReadLease(self.path), self._alias)
 
-    def _release_host(self, host: Any, *, healthy: bool) -> None:
+    def _ensure_attached(self, host: _Host) -> None:
+        """Attach the file unless the host still has this very file attached and no writer wants it."""
+        if host.attached is not None:
+            if host.attached == _identity(self.path) and not host.lease.writer_waiting():
+                return
+            host.detach()
+        host.lease.acquire(self.lock_retry)
+        identity = _identity(self.path)
+        try:
+            self._attach(host.con)
+        except BaseException:
+            host.lease.release()
+            raise
+        host.attached = identity
+
+    def _release_host(self, host: _Host, *, healthy: bool) -> None:
+        hold = healthy and self.hold_seconds > 0 and host.lease.cooperative
+        if not hold or host.lease.writer_waiting():
+            healthy = host.detach() and healthy
         with self._hosts_lock:
-            if healthy and len(self._idle) < MAX_IDLE_HOSTS:
+            if healthy and not self._closed and len(self._idle) < MAX_IDLE_HOSTS:
+                host.idle_since = time.monotonic()
                 self._idle.append(host)
+                if host.attached is not None and not self._sweep_armed:
+                    self._sweep_armed = True
+                    _WATCHDOG.arm(SWEEP_SECONDS, self._sweep)
                 return
         host.close()
 
-    def _attach(self, host: Any) -> None:
+    def _sweep(self) -> None:
+        """Detach the idle hosts held past `hold_seconds`, or at once when a writer announces itself.
+
+        Runs on the watchdog thread every SWEEP_SECONDS while any idle host holds the file, so a waiting
+        writer gets the file within about that long."""
+        now = time.monotonic()
+        with self._hosts_lock:
+            due = [
+                h for h in self._idle
+                if h.attached is not None
+                and (now - h.idle_since >= self.hold_seconds or h.lease.writer_waiting())
+            ]  # fmt: skip
+            for host in due:
+                self._idle.remove(host)
+        for host in due:
+            healthy = host.detach()
+            with self._hosts_lock:
+                if healthy and not self._closed:
+                    self._idle.append(host)
+                    continue
+            host.close()
+        with self._hosts_lock:
+            if any(h.attached is not None for h in self._idle):
+                _WATCHDOG.arm(SWEEP_SECONDS, self._sweep)
+            else:
+                self._sweep_armed = False
+
+    def _attach(self, con: Any) -> None:
         import duckdb
 
         deadline = time.monotonic() + self.lock_retry
         delay = 0.05
         while True:
             try:
-                host.execute(f"ATTACH $path AS {self._alias} (READ_ONLY)", {"path": str(self.path)})
-                host.execute(f"USE {self._alias}")
+                con.execute(f"ATTACH $path AS {self._alias} (READ_ONLY)", {"path": str(self.path)})
+                con.execute(f"USE {self._alias}")
                 return
             except duckdb.Error as exc:
                 if _is_lock_conflict(exc) and time.monotonic() < deadline:

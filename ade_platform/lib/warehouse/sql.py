@@ -8,12 +8,14 @@ is the SQL generated from the checked AST, never the original text, so what was 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 DIALECTS = {"duckdb": "duckdb", "snowflake": "snowflake", "bigquery": "bigquery"}
@@ -52,9 +54,11 @@ class PreparedQuery:
     limit: int
 
 
-def _dialect(warehouse_type: str) -> str:
+@functools.cache
+def _dialect(warehouse_type: str) -> Dialect:
+    """The sqlglot dialect, resolved once: sqlglot resolves a dialect's name again on every call it gets."""
     try:
-        return DIALECTS[warehouse_type]
+        return Dialect.get_or_raise(DIALECTS[warehouse_type])
     except KeyError:
         raise ValueError(f"unknown warehouse type {warehouse_type!r}") from None
 
@@ -68,7 +72,9 @@ def parse_read_only(sql: str, warehouse_type: str) -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
-        raise SqlInvalid(f"the SQL is not valid {dialect} ({_parse_error_position(exc)})") from None
+        raise SqlInvalid(
+            f"the SQL is not valid {DIALECTS[warehouse_type]} ({_parse_error_position(exc)})"
+        ) from None
     if not statements:
         raise SqlInvalid("sql contains no statement")
     if len(statements) > 1:
@@ -136,16 +142,18 @@ def prepare_select(sql: str, warehouse_type: str, limit: int) -> PreparedQuery:
     existing = statement.args.get("limit") if isinstance(statement, (exp.Select, exp.SetOperation)) else None
     current = _literal_limit(existing)
     if current is not None and current <= limit:
-        return PreparedQuery(statement.sql(dialect=dialect), False, current, limit)
+        return PreparedQuery(statement.sql(dialect=dialect, copy=False), False, current, limit)
     if isinstance(statement, (exp.Select, exp.SetOperation)) and (existing is None or current is not None):
-        bounded = statement.limit(limit + 1, copy=False)  # the tree was parsed for this call alone
+        # Set in place (the tree was parsed for this call alone); `Query.limit` would parse the number.
+        statement.set("limit", exp.Limit(expression=exp.Literal.number(limit + 1)))
+        bounded = statement
     else:
         # A LIMIT we cannot read (a parameter, PERCENT, WITH TIES) or a bare VALUES: bound it from outside.
         wrapped = exp.Subquery(
             this=statement.copy(), alias=exp.TableAlias(this=exp.to_identifier(WRAP_ALIAS))
         )
         bounded = exp.select("*").from_(wrapped).limit(limit + 1)
-    return PreparedQuery(bounded.sql(dialect=dialect), True, limit + 1, limit)
+    return PreparedQuery(bounded.sql(dialect=dialect, copy=False), True, limit + 1, limit)
 
 
 def prepare_explain(sql: str, warehouse_type: str) -> str:
