@@ -43,6 +43,7 @@ def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytes
     settings = emulator.settings(extra="  max_artifact_bytes: 100000\n")
     server = build(BridgeContext.from_settings(settings))
     cause = "Agent-triggered: end-to-end test"
+    emulator.occupy(DAILY_JOB)  # queued behind this run, ours is still waiting when the poll starts
     ok, run = call_tool(server, "dbtcloud_trigger_job", {"job_id": DAILY_JOB, "cause": cause})
     assert ok, run
     polled, progress = asyncio.run(_poll_with_progress(server, run["run_id"]))

@@ -133,6 +133,7 @@ def test_bad_steps_override_changes_nothing(emulator: Emulator, server) -> None:
 
 @pytest.mark.slow
 def test_trigger_then_poll_times_out(emulator: Emulator, server, tmp_path: Path) -> None:
+    emulator.occupy(DAILY_JOB)  # the run below queues behind this one: still in progress when polled
     ok, run = call_tool(
         server,
         "dbtcloud_trigger_job",

@@ -234,9 +234,12 @@ def test_a_build_under_way_flags_the_previous_answers(shop: Settings) -> None:
 def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settings) -> None:
     import duckdb
 
+    from ade_platform.lib.warehouse.file_lock import writing
+
     ok, before = _call(shop, "warehouse_detect_schema_drift", {"model_name": "orders"})
     assert ok and before["drift_detected"] is False, before
-    with duckdb.connect(str(_warehouse(shop))) as con:
+    # A migration from outside ADE, run the documented way (`ade write-lock`): the gateway lets go of the file.
+    with writing(_warehouse(shop)), duckdb.connect(str(_warehouse(shop))) as con:
         con.execute("alter table main.orders rename column status to order_status")
     try:
         ok, drift = _call(shop, "warehouse_detect_schema_drift", {"model_name": "orders"})
@@ -271,6 +274,6 @@ def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settin
         assert cached["drift_detected"] is False  # what the snapshot knew
         assert "status" in [c["column_name"] for c in cached_schema["columns"]]
     finally:
-        with duckdb.connect(str(_warehouse(shop))) as con:
+        with writing(_warehouse(shop)), duckdb.connect(str(_warehouse(shop))) as con:
             con.execute("alter table main.orders rename column order_status to status")
     json.dumps(drift)  # answers are plain JSON

@@ -257,17 +257,25 @@ class DuckDBClient(WarehouseClient):
     def _ensure_attached(self, host: _Host) -> None:
         """Attach the file unless the host still has this very file attached and no writer wants it."""
         if host.attached is not None:
-            if host.attached == _identity(self.path) and not host.lease.writer_waiting():
+            if host.attached == self._identity() and not host.lease.writer_waiting():
                 return
             host.detach()
         host.lease.acquire(self.lock_retry)
-        identity = _identity(self.path)
         try:
+            identity = self._identity()
             self._attach(host.con)
         except BaseException:
             host.lease.release()
             raise
         host.attached = identity
+
+    def _identity(self) -> tuple[int, int, int, int]:
+        try:
+            return _identity(self.path)
+        except OSError:  # moved or deleted since the call began
+            raise WarehouseError(
+                "connection_failed", f"the DuckDB file of warehouse '{self.name}' is not there"
+            ) from None
 
     def _release_host(self, host: _Host, *, healthy: bool) -> None:
         hold = healthy and self.hold_seconds > 0 and host.lease.cooperative
