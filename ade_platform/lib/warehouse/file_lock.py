@@ -130,14 +130,3 @@ class ReadLease:
         if self._intent_fd is not None:
             os.close(self._intent_fd)
             self._intent_fd = None
-
-
-@contextlib.contextmanager
-def reading(database: Path, wait: float) -> Iterator[None]:
-    """Hold the file for one read; LockTimeout when a writer keeps it longer than `wait` seconds."""
-    lease = ReadLease(database)
-    try:
-        lease.acquire(wait)
-        yield
-    finally:
-        lease.close()
