@@ -30,20 +30,18 @@ class Emulator:
     def rate_limit(self, count: int, retry_after: int = 1) -> None:
         httpx.post(f"{self.url}/_emulator/rate-limit", json={"count": count, "retry_after": retry_after})
 
-    def occupy(self, job_id: int) -> int:
-        """Start a run of job_id straight through the API (no ADE call, no audit run) and return its id.
+    def hold_runs(self, held: bool = True) -> None:
+        """Keep queued runs from starting (True) or let them go (False), as when every run slot of the account is
+        busy: a test that needs a run still in progress when it polls then does not race the machine's speed."""
+        httpx.post(f"{self.url}/_emulator/hold", json={"held": held}, timeout=30).raise_for_status()
 
-        The emulator runs one job at a time, as a dbt Cloud account with one run slot does: a run triggered
-        next waits in the queue behind this one, so a test that needs a run still in progress when it polls
-        does not race the machine's speed."""
-        response = httpx.post(
-            f"{self.api}/accounts/7001/jobs/{job_id}/run/",
-            headers={"Authorization": f"Token {DEMO_TOKEN}"},
-            json={"cause": "test: occupy the run slot"},
-            timeout=30,
-        )
-        response.raise_for_status()
-        return int(response.json()["data"]["id"])
+    @contextmanager
+    def runs_held(self) -> Iterator[None]:
+        self.hold_runs(True)
+        try:
+            yield
+        finally:
+            self.hold_runs(False)
 
     def counters(self) -> dict[str, int]:
         return httpx.get(f"{self.url}/_emulator/requests").json()

@@ -27,12 +27,16 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
 
 
 async def _poll_with_progress(
-    server: Any, run_id: int
+    server: Any, run_id: int, emulator: Emulator | None = None
 ) -> tuple[dict[str, Any], list[tuple[float, str | None]]]:
+    """Poll run_id to the end, collecting the progress notifications; with emulator, the emulator's held run
+    queue is released at the first notification (so the poll is seen waiting at least once)."""
     seen: list[tuple[float, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, message))
+        if emulator is not None and len(seen) == 1:
+            await asyncio.to_thread(emulator.hold_runs, False)
 
     async with Client(server, progress_handler=on_progress) as client:
         result = await client.call_tool("dbtcloud_poll_run", {"run_id": run_id, "timeout_seconds": 900})
@@ -43,12 +47,14 @@ def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytes
     settings = emulator.settings(extra="  max_artifact_bytes: 100000\n")
     server = build(BridgeContext.from_settings(settings))
     cause = "Agent-triggered: end-to-end test"
-    emulator.occupy(DAILY_JOB)  # queued behind this run, ours is still waiting when the poll starts
-    ok, run = call_tool(server, "dbtcloud_trigger_job", {"job_id": DAILY_JOB, "cause": cause})
-    assert ok, run
-    polled, progress = asyncio.run(_poll_with_progress(server, run["run_id"]))
+    with emulator.runs_held():  # queued until the poll has reported waiting for it
+        ok, run = call_tool(server, "dbtcloud_trigger_job", {"job_id": DAILY_JOB, "cause": cause})
+        assert ok, run
+        assert run["status"] == "queued", run
+        polled, progress = asyncio.run(_poll_with_progress(server, run["run_id"], emulator))
     assert polled["status"] == "success" and polled["timed_out"] is False, polled
     assert progress and all(f"run {run['run_id']}" in (m or "") for _, m in progress)
+    assert "queued" in (progress[0][1] or ""), progress[0]
     assert polled["status_checks"] == len(progress) + 1
     names = [s["name"] for s in polled["steps"]]
     assert names == ["dbt source freshness", "dbt build", "dbt docs generate"]

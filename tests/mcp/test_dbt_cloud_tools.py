@@ -133,19 +133,25 @@ def test_bad_steps_override_changes_nothing(emulator: Emulator, server) -> None:
 
 @pytest.mark.slow
 def test_trigger_then_poll_times_out(emulator: Emulator, server, tmp_path: Path) -> None:
-    emulator.occupy(DAILY_JOB)  # the run below queues behind this one: still in progress when polled
-    ok, run = call_tool(
-        server,
-        "dbtcloud_trigger_job",
-        {"job_id": CI_JOB, "cause": "Agent-triggered: poll timeout test", "steps_override": ["dbt parse"]},
-    )
-    assert ok, run
-    assert run["status"] == "queued" and run["job_id"] == CI_JOB and run["steps_override"] == ["dbt parse"]
-    assert run["provenance"]["source"] == "live" and run["href"].endswith(f"/runs/{run['run_id']}/")
-    ok, polled = call_tool(server, "dbtcloud_poll_run", {"run_id": run["run_id"], "timeout_seconds": 0})
-    assert ok, polled
-    assert polled["timed_out"] is True and polled["status"] in ("queued", "starting", "running")
-    assert polled["steps"][0]["name"] == "dbt parse"
+    with emulator.runs_held():  # every run slot busy: the run below is still queued when polled
+        ok, run = call_tool(
+            server,
+            "dbtcloud_trigger_job",
+            {
+                "job_id": CI_JOB,
+                "cause": "Agent-triggered: poll timeout test",
+                "steps_override": ["dbt parse"],
+            },
+        )
+        assert ok, run
+        assert (
+            run["status"] == "queued" and run["job_id"] == CI_JOB and run["steps_override"] == ["dbt parse"]
+        )
+        assert run["provenance"]["source"] == "live" and run["href"].endswith(f"/runs/{run['run_id']}/")
+        ok, polled = call_tool(server, "dbtcloud_poll_run", {"run_id": run["run_id"], "timeout_seconds": 0})
+        assert ok, polled
+        assert polled["timed_out"] is True and polled["status"] == "queued", polled
+        assert polled["status_checks"] == 1 and polled["steps"][0]["name"] == "dbt parse"
     ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": CI_JOB, "status": None})
     assert ok and last["run_id"] == run["run_id"] and last["cause"] == "Agent-triggered: poll timeout test"
     assert last["triggered_by"] == "api"

@@ -279,6 +279,7 @@ class Account:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._stopping = False
+        self._held = False
         self._current: subprocess.Popen[str] | None = None
         self._warehouse = state_dir / "warehouse.duckdb"
         self._worker = threading.Thread(target=self._work, name="dbt-cloud-runs", daemon=True)
@@ -310,6 +311,12 @@ class Account:
             self._wake.notify_all()
         return run
 
+    def hold(self, held: bool) -> None:
+        """Hold the run queue (no queued run starts, as when every run slot of the account is busy) or release it."""
+        with self._wake:
+            self._held = held
+            self._wake.notify_all()
+
     def cancel(self, run: Run) -> None:
         with self._lock:
             if run.status == QUEUED:
@@ -330,7 +337,9 @@ class Account:
     def _work(self) -> None:
         while True:
             with self._wake:
-                while not self._stopping and not any(r.status == QUEUED for r in self.runs.values()):
+                while not self._stopping and (
+                    self._held or not any(r.status == QUEUED for r in self.runs.values())
+                ):
                     self._wake.wait()
                 if self._stopping:
                     return

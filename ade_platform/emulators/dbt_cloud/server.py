@@ -1,7 +1,8 @@
 """The HTTP face of the emulated dbt Cloud account: /api/v2/accounts/<id>/... as the Administrative API v2 answers.
 
 Faults for tests: `POST /_emulator/rate-limit {"count": n, "retry_after": s}` makes the next n API requests answer
-429 with that Retry-After; `GET /_emulator/requests` counts the API requests served (and 429s sent).
+429 with that Retry-After; `GET /_emulator/requests` counts the API requests served (and 429s sent);
+`POST /_emulator/hold {"held": true}` keeps queued runs from starting (every run slot busy) until `{"held": false}`.
 """
 
 from __future__ import annotations
@@ -227,6 +228,10 @@ def make_handler(api: Api) -> type[BaseHTTPRequestHandler]:
                         faults.rate_limited = int(body.get("count", 1))
                         faults.retry_after = int(body.get("retry_after", 1))
                     return self._send(200, {"rate_limited": faults.rate_limited})
+                if url.path == "/_emulator/hold" and method == "POST":
+                    held = bool((self._body() or {}).get("held", True))
+                    api.account.hold(held)
+                    return self._send(200, {"held": held})
                 if url.path == "/_emulator/requests":
                     return self._send(200, {"requests": faults.requests, "throttled": faults.throttled})
                 with faults.lock:
