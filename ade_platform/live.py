@@ -65,8 +65,9 @@ _OP_NAME = re.compile(r"[^A-Za-z0-9_]")
 _EXECUTION_LOCK = threading.Lock()
 _RUNNERS: weakref.WeakSet[LiveRunner] = weakref.WeakSet()
 # Dagster's console logger would print every DEBUG event to the server's stderr; the events themselves are
-# stored in the run history regardless.
-QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+# stored in the run history regardless. CRITICAL, not ERROR: a failed call's step failure would print its stack
+# trace (file paths of the install) into the gateway's log, which the MCP host keeps.
+QUIET_CONSOLE: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,8 @@ class LiveRunner:
                 captured["value"] = fn()
             except Exception as exc:
                 captured["error"] = exc
-                raise
+                # The run records the error's type and code, as the fast path does: its text may quote values.
+                raise RuntimeError(f"{tool} failed: {_error_summary(exc)}") from None
 
         instance = self.instance()
         started = time.perf_counter()

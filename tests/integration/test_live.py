@@ -39,21 +39,33 @@ def test_live_op_is_recorded_with_redacted_tags(tmp_path: Path) -> None:
     assert "123-45-6789" not in run.tags[TAG_ARGUMENTS] and "hunter2" not in json.dumps(run.tags)
 
 
-def test_failing_live_op_raises_and_is_recorded_as_failed(tmp_path: Path) -> None:
+def test_failing_live_op_raises_and_is_recorded_as_failed(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     runner = LiveRunner(tmp_path / "dagster")
 
     class Boom(Exception):
-        pass
+        code = "query_failed"
 
     def fail() -> None:
-        raise Boom("no such table")
+        raise Boom("no such table 'a@b.c'")
 
     with pytest.raises(Boom):
         runner.run("warehouse_execute", fail, arguments={"sql": "select 1"})
+    with pytest.raises(Boom):  # the fast path, recorded by the audit child process
+        runner.run("warehouse_execute", fail, arguments={"sql": "select 2"}, effects="none")
+    runner.flush()
     from dagster import DagsterRunStatus, RunsFilter
 
-    runs = runner.instance().get_runs(RunsFilter(tags={TAG_TOOL: "warehouse_execute"}))
-    assert [r.status for r in runs] == [DagsterRunStatus.FAILURE]
+    instance = runner.instance()
+    runs = instance.get_runs(RunsFilter(tags={TAG_TOOL: "warehouse_execute"}))
+    assert [r.status for r in runs] == [DagsterRunStatus.FAILURE] * 2
+    for run in runs:  # the history keeps the error's type and code, never its text
+        messages = " ".join(f"{e.message} {e.dagster_event!r}" for e in instance.all_logs(run.run_id))
+        assert "Boom (query_failed)" in messages and "a@b.c" not in messages
+    # Nothing of it in the process's own output (the MCP host's log): no stack trace, no paths.
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "a@b.c" not in out + err, err[-2000:]
 
 
 def test_read_only_fast_path_records_the_same_audit_run(tmp_path: Path) -> None:
