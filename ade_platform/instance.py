@@ -57,10 +57,25 @@ def ensure_dagster_home(settings: Settings) -> Path:
     return home
 
 
-def open_instance(dagster_home: Path) -> Any:
+def open_instance(dagster_home: Path, *, compute_logs: bool = True) -> Any:
     """The Dagster instance of a DAGSTER_HOME folder (created if missing); Dagster is imported here, lazily,
-    so the cached path that imports this module stays Dagster-free."""
+    so the cached path that imports this module stays Dagster-free.
+
+    compute_logs=False: the same storage, without capturing the runs' stdout and stderr. For live-tool runs,
+    whose ops print nothing (what they did is in their events): capturing spawns `tail` processes per step
+    (a fifth of an audit run's time) and redirects the process's own output streams, which in a stdio
+    gateway carry the MCP protocol."""
     from dagster import DagsterInstance
 
     dagster_home.mkdir(parents=True, exist_ok=True)
-    return DagsterInstance.from_config(str(dagster_home))
+    if compute_logs:
+        return DagsterInstance.from_config(str(dagster_home))
+    from dagster._core.instance.ref import InstanceRef  # the dagster.yaml loader that takes overrides
+
+    no_capture = {
+        "module": "dagster._core.storage.noop_compute_log_manager",
+        "class": "NoOpComputeLogManager",
+    }
+    return DagsterInstance.from_ref(
+        InstanceRef.from_dir(str(dagster_home), overrides={"compute_logs": no_capture})
+    )

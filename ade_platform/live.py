@@ -129,7 +129,7 @@ class LiveRunner:
             if self._instance is None:
                 from ade_platform.instance import open_instance
 
-                self._instance = open_instance(self.dagster_home)
+                self._instance = open_instance(self.dagster_home, compute_logs=False)
             return self._instance
 
     def run(

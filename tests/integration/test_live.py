@@ -27,7 +27,7 @@ def test_live_op_is_recorded_with_redacted_tags(tmp_path: Path) -> None:
     assert result.value == {"rows": [[1]]}
     assert result.stamp()["source"] == "live" and result.stamp()["run_id"] == result.run_id
 
-    from dagster import DagsterRunStatus
+    from dagster import DagsterInstance, DagsterRunStatus
 
     run = runner.instance().get_run_by_id(result.run_id)
     assert run is not None and run.status == DagsterRunStatus.SUCCESS
@@ -37,6 +37,11 @@ def test_live_op_is_recorded_with_redacted_tags(tmp_path: Path) -> None:
     args = json.loads(run.tags[TAG_ARGUMENTS])
     assert args["password"] == "***" and args["limit"] == 5
     assert "123-45-6789" not in run.tags[TAG_ARGUMENTS] and "hunter2" not in json.dumps(run.tags)
+    # In the instance the Dagster UI reads, with no compute logs captured (a live op prints nothing, and
+    # capturing would redirect a stdio gateway's protocol stream for the length of the run).
+    with DagsterInstance.from_config(str(tmp_path / "dagster")) as ui:
+        assert ui.get_run_by_id(result.run_id) is not None
+    assert not [p for p in (tmp_path / "dagster").rglob("*") if "compute_logs" in p.parts]
 
 
 def test_failing_live_op_raises_and_is_recorded_as_failed(
