@@ -666,6 +666,15 @@ class Settings(_Model):
         "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
     )
 
+    @field_validator("dbt_cloud", mode="before")
+    @classmethod
+    def _dbt_cloud_off_without_url(cls, value: Any) -> Any:
+        # As for the BI tools: an empty base_url (the demo's `${ADE_DBT_CLOUD_URL:-}` when no emulator runs)
+        # means the section is off, so `ade materialize` and `ade dev` work on the demo configuration alone.
+        if isinstance(value, dict) and "base_url" in value and not value["base_url"]:
+            return None
+        return value
+
     def model_post_init(self, context: Any, /) -> None:
         # Remote store roots get their endpoint and credentials once, here: every reader and writer this
         # process opens on that URL (the gateway, Dagster's steps, sensors) uses them.
