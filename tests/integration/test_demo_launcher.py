@@ -19,7 +19,9 @@ from ade_platform.supervise import port_in_use
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds leftovers through /proc (Linux)"),
+    pytest.mark.skipif(
+        not Path("/proc/self/environ").exists(), reason="finds leftovers through /proc (Linux)"
+    ),
 ]
 
 # The command the launcher runs: a process that starts one of its own, as `ade dev` starts `dagster dev`.
@@ -82,7 +84,8 @@ def test_a_signal_to_the_launcher_stops_everything_it_started(tmp_path: Path, st
         child, grandchild = map(int, pids_file.read_text().split())
         running = _processes_with_home(home)
         assert child in running and grandchild in running
-        assert len(running) >= 2 + len(EMULATORS) + 1  # the launcher, each emulator, the command and its child
+        # the launcher, each emulator, the command and its child
+        assert len(running) >= 2 + len(EMULATORS) + 1
         assert all(port_in_use(port) for port in ports.values())
 
         launcher.send_signal(stop_signal)
@@ -102,7 +105,9 @@ def test_a_port_already_taken_is_named_and_nothing_starts(tmp_path: Path) -> Non
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", ports["looker"]))
         holder.listen()
-        launcher = _launch(home, ports, [sys.executable, "-c", f"open({str(marker)!r}, 'w')"], tmp_path / "out")
+        launcher = _launch(
+            home, ports, [sys.executable, "-c", f"open({str(marker)!r}, 'w')"], tmp_path / "out"
+        )
         assert launcher.wait(timeout=60) == 2
     said = (tmp_path / "out").read_text()
     assert f"the looker emulator (port {ports['looker']}) already in use" in said
