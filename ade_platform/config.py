@@ -579,15 +579,58 @@ class LimitSettings(_Model):
     query_timeout_seconds: float = Field(120, gt=0, description="The spec's default: 120 s.")
 
 
+MIN_TOKEN_LENGTH = 32
+
+
 class HttpSettings(_Model):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
-    token: SecretStr | None = Field(None, description="Bearer token; required unless bound to loopback.")
+    token: SecretStr | None = Field(
+        None,
+        description=f"Bearer token (at least {MIN_TOKEN_LENGTH} characters); required unless bound to loopback.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values served besides 127.0.0.1, localhost and [::1] with the port: the names "
+        "clients reach the gateway by (`name` on any port, `name:port`). Required when bound to 0.0.0.0.",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (http(s)://host[:port]) allowed to call the gateway; any other Origin is "
+        "refused (403). Requests without an Origin (non-browser clients) are not affected.",
+    )
 
     @field_validator("token", mode="before")
     @classmethod
     def _empty_token_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("token")
+    @classmethod
+    def _token_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters (e.g. `openssl rand -hex 24`)")
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_are_names(cls, value: list[str]) -> list[str]:
+        from ade_platform.lib.http_guard import parse_host
+
+        bad = [h for h in value if parse_host(h) is None]
+        if bad:
+            raise ValueError(f"{bad} are not host names (name, name:port or [v6]:port)")
+        return value
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: list[str]) -> list[str]:
+        from ade_platform.lib.http_guard import normalize_origin
+
+        bad = [o for o in value if normalize_origin(o) is None]
+        if bad:
+            raise ValueError(f"{bad} are not origins (http(s)://host[:port], no path)")
+        return value
 
 
 class McpSettings(_Model):
