@@ -451,6 +451,17 @@ class BiSettings(_Model):
     tile_timeout_seconds: float = Field(60, gt=0, le=3600, description="Timeout of running one tile.")
     max_concurrency: int = Field(4, ge=1, le=32, description="Tiles run at once by the row-count checks.")
     sensor_interval_seconds: int = Field(300, ge=30, description="How often the dashboard-error sensor runs.")
+    max_rows: int = Field(
+        100,
+        ge=1,
+        le=5000,
+        description="Rows bi_run_look returns at most (`truncated` says when there were more).",
+    )
+    run_look: Literal["rows", "shape"] = Field(
+        "rows",
+        description="rows: bi_run_look returns rows, PII-like columns and tables the Snowflake exclusions name "
+        "masked; shape: only columns, types, row count and null percentages (no value at all).",
+    )
 
     @field_validator("looker", "metabase", mode="before")
     @classmethod

@@ -28,7 +28,8 @@ from ade_platform.clients.bi.base import (
     safe_error,
 )
 from ade_platform.config import LookerSettings
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.look_rows import LookField
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
@@ -239,6 +240,7 @@ class LookerClient(BiClient):
                 "sql_table_name": e.sql_table_name,
                 "dimensions": {f.name: f.sql for f in (fields.dimensions or [])},
                 "measures": {f.name: f.sql for f in (fields.measures or [])},
+                "types": {f.name: f.type for f in [*(fields.dimensions or []), *(fields.measures or [])]},
                 "error": None,
             }
         except BiError as exc:
@@ -248,6 +250,7 @@ class LookerClient(BiClient):
                 "sql_table_name": None,
                 "dimensions": {},
                 "measures": {},
+                "types": {},
                 "error": f"explore '{explore}' not found in model '{model}'",
             }
         with self._lock:
@@ -333,7 +336,8 @@ class LookerClient(BiClient):
 
     def run_look(self, look_id: int, limit: int) -> LookRun:
         missing = ("look_not_found", f"Looker has no look {look_id}")
-        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title"), not_found=missing)
+        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title,query"), not_found=missing)
+        fields, tables, pivots = self._look_query(look.query)
         started = time.perf_counter()
         raw = self._call(lambda: self._sdk.run_look(str(look_id), "json", limit=limit), not_found=missing)
         try:
@@ -346,7 +350,30 @@ class LookerClient(BiClient):
             row_count=len(rows),
             rows=rows,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            fields=fields,
+            tables=tables,
+            pivots=pivots,
         )
+
+    def _look_query(self, query: Any) -> tuple[list[LookField], list[TableRef], list[str]]:
+        """The Look's fields (LookML type and SQL, and the table of those of the explore's base view), the
+        table its explore reads, its pivots. A joined view's table is not resolved: its fields say None."""
+        if query is None:
+            return [], [], []
+        explore = self._explore(query.model, query.view)
+        sqls = {**explore["dimensions"], **explore["measures"]}
+        name = explore["sql_table_name"]
+        ref = table_from_name(name, self.naming, "explore_sql_table_name") if name else None
+        fields = [
+            LookField(
+                name=f,
+                type=explore["types"].get(f),
+                sql=sqls.get(f),
+                relation=ref["relation"] if ref and f.partition(".")[0] == query.view else None,
+            )
+            for f in query.fields or []
+        ]
+        return fields, [ref] if ref else [], list(query.pivots or [])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a failed logout only leaves a token to expire
