@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -623,24 +624,18 @@ class HttpSettings(_Model):
             raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters (e.g. `openssl rand -hex 24`)")
         return value
 
-    @field_validator("allowed_hosts")
+    @field_validator("allowed_hosts", "allowed_origins")
     @classmethod
-    def _hosts_are_names(cls, value: list[str]) -> list[str]:
-        from ade_platform.lib.http_guard import parse_host
+    def _allow_list_parses(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        from ade_platform.lib.http_guard import normalize_origin, parse_host
 
-        bad = [h for h in value if parse_host(h) is None]
+        if info.field_name == "allowed_hosts":
+            parse, form = parse_host, "host names (name, name:port or [v6]:port)"
+        else:
+            parse, form = normalize_origin, "origins (http(s)://host[:port], no path)"
+        bad = [entry for entry in value if parse(entry) is None]
         if bad:
-            raise ValueError(f"{bad} are not host names (name, name:port or [v6]:port)")
-        return value
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _origins_are_origins(cls, value: list[str]) -> list[str]:
-        from ade_platform.lib.http_guard import normalize_origin
-
-        bad = [o for o in value if normalize_origin(o) is None]
-        if bad:
-            raise ValueError(f"{bad} are not origins (http(s)://host[:port], no path)")
+            raise ValueError(f"{bad} are not {form}")
         return value
 
 

@@ -26,6 +26,7 @@ import pytest
 from fastmcp import Client
 
 from ade_platform.config import Settings, load_settings
+from ade_platform.dev import _wait_http
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
 from mcp_bridge.http_security import SharedTokenVerifier, http_auth, http_options
@@ -67,18 +68,6 @@ def _env(cfg: Path, **extra: str) -> dict[str, str]:
     return {**env, "ADE_CONFIG": str(cfg), **extra}
 
 
-def _wait(url: str, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else "the gateway exited"
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} did not come up")
-
-
 def _post(url: str, body: dict[str, Any], **headers: str) -> httpx.Response:
     return httpx.post(url, content=json.dumps(body), headers={**ACCEPT, **headers}, timeout=10)
 
@@ -98,7 +87,7 @@ def gateway(tmp_path: Path) -> Iterator[tuple[str, int]]:
         text=True,
     )
     try:
-        _wait(f"http://127.0.0.1:{port}/mcp", proc)
+        assert _wait_http(f"http://127.0.0.1:{port}/mcp", 60, proc), "the gateway did not come up"
         yield f"http://127.0.0.1:{port}/mcp", port
     finally:
         proc.terminate()
