@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from typing import Any
@@ -28,12 +27,11 @@ from ade_platform.clients.bi.base import (
     safe_error,
 )
 from ade_platform.config import LookerSettings
-from ade_platform.lib.bi.look_rows import LookField
+from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
-_TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
 _SEARCH_PAGE = 100
 
 
@@ -293,7 +291,7 @@ class LookerClient(BiClient):
         info["measures"] = [f for f in fields if f in explore["measures"]]
         used = [f for f in fields + list((query.filters or {}).keys())]
         sqls = [explore["dimensions"].get(f) or explore["measures"].get(f) or "" for f in used]
-        info["columns"] = sorted({c for sql in sqls for c in _TABLE_COLUMN.findall(sql)})
+        info["columns"] = sorted({c for sql in sqls for c in TABLE_COLUMN.findall(sql)})
         if explore["sql_table_name"]:
             ref = table_from_name(explore["sql_table_name"], self.naming, "explore_sql_table_name")
             info["tables"] = [ref] if ref else []

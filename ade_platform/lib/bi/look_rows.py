@@ -27,7 +27,7 @@ from ade_platform.lib.shapes import OPEN
 MASK = "<masked>"
 RunLookMode = Literal["rows", "shape"]
 # Warehouse columns (`${TABLE}.email`) and other fields (`${email}`, `${customers.email}`) a LookML SQL reads.
-_TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
+TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
 _FIELD_REF = re.compile(r"\$\{(?!TABLE\})([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
@@ -64,7 +64,7 @@ def read_names(field: LookField) -> list[str]:
     """The field's own name and every warehouse column or field its SQL reads (short names)."""
     names = [field["name"].rsplit(".", 1)[-1]]
     sql = field.get("sql") or ""
-    names += _TABLE_COLUMN.findall(sql)
+    names += TABLE_COLUMN.findall(sql)
     names += [ref.rsplit(".", 1)[-1] for ref in _FIELD_REF.findall(sql)]
     return list(dict.fromkeys(names))
 
