@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from typing import Any
@@ -28,11 +27,11 @@ from ade_platform.clients.bi.base import (
     safe_error,
 )
 from ade_platform.config import LookerSettings
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
-_TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
 _SEARCH_PAGE = 100
 
 
@@ -239,6 +238,7 @@ class LookerClient(BiClient):
                 "sql_table_name": e.sql_table_name,
                 "dimensions": {f.name: f.sql for f in (fields.dimensions or [])},
                 "measures": {f.name: f.sql for f in (fields.measures or [])},
+                "types": {f.name: f.type for f in [*(fields.dimensions or []), *(fields.measures or [])]},
                 "error": None,
             }
         except BiError as exc:
@@ -248,6 +248,7 @@ class LookerClient(BiClient):
                 "sql_table_name": None,
                 "dimensions": {},
                 "measures": {},
+                "types": {},
                 "error": f"explore '{explore}' not found in model '{model}'",
             }
         with self._lock:
@@ -290,7 +291,7 @@ class LookerClient(BiClient):
         info["measures"] = [f for f in fields if f in explore["measures"]]
         used = [f for f in fields + list((query.filters or {}).keys())]
         sqls = [explore["dimensions"].get(f) or explore["measures"].get(f) or "" for f in used]
-        info["columns"] = sorted({c for sql in sqls for c in _TABLE_COLUMN.findall(sql)})
+        info["columns"] = sorted({c for sql in sqls for c in TABLE_COLUMN.findall(sql)})
         if explore["sql_table_name"]:
             ref = table_from_name(explore["sql_table_name"], self.naming, "explore_sql_table_name")
             info["tables"] = [ref] if ref else []
@@ -333,7 +334,8 @@ class LookerClient(BiClient):
 
     def run_look(self, look_id: int, limit: int) -> LookRun:
         missing = ("look_not_found", f"Looker has no look {look_id}")
-        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title"), not_found=missing)
+        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title,query"), not_found=missing)
+        fields, tables, pivots = self._look_query(look.query)
         started = time.perf_counter()
         raw = self._call(lambda: self._sdk.run_look(str(look_id), "json", limit=limit), not_found=missing)
         try:
@@ -346,7 +348,30 @@ class LookerClient(BiClient):
             row_count=len(rows),
             rows=rows,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            fields=fields,
+            tables=tables,
+            pivots=pivots,
         )
+
+    def _look_query(self, query: Any) -> tuple[list[LookField], list[TableRef], list[str]]:
+        """The Look's fields (LookML type and SQL, and the table of those of the explore's base view), the
+        table its explore reads, its pivots. A joined view's table is not resolved: its fields say None."""
+        if query is None:
+            return [], [], []
+        explore = self._explore(query.model, query.view)
+        sqls = {**explore["dimensions"], **explore["measures"]}
+        name = explore["sql_table_name"]
+        ref = table_from_name(name, self.naming, "explore_sql_table_name") if name else None
+        fields = [
+            LookField(
+                name=f,
+                type=explore["types"].get(f),
+                sql=sqls.get(f),
+                relation=ref["relation"] if ref and f.partition(".")[0] == query.view else None,
+            )
+            for f in query.fields or []
+        ]
+        return fields, [ref] if ref else [], list(query.pivots or [])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a failed logout only leaves a token to expire
