@@ -12,6 +12,7 @@ from typing import Literal
 
 from fastmcp import FastMCP
 
+from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
@@ -31,6 +32,7 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
         return build_toolset(only, ctx)
     gateway = FastMCP(
         GATEWAY_NAME,
+        version=__version__,  # serverInfo names ADE and its version, not the framework's
         instructions=(
             "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that "
             "Dagster materializes (each answer carries provenance: asset, materialized_at, age_seconds, "
