@@ -238,7 +238,7 @@ def snapshot_runs(
     Signatures already in `previous` are reused, and at most MAX_SIGNATURES_PER_DAG logs are read per DAG.
     With no tracked list, every DAG is listed (untracked, up to MAX_UNTRACKED_DAGS, 10 runs each).
     """
-    from ade_platform.lib.orchestrator.logs import scrub_secrets
+    from ade_platform.lib.orchestrator.logs import cap_log
     from ade_platform.lib.orchestrator.patterns import failure_signature
 
     known: dict[str, dict[str, Any]] = {}
@@ -278,8 +278,10 @@ def snapshot_runs(
                     ]
                     entry["failed_tasks"] = failed
                     if failed:
-                        log = scrub_secrets(client.task_log(dag_id, run["run_id"], failed[0]), secrets or [])
-                        entry["failure_signature"] = failure_signature(log[-200_000:])
+                        log = cap_log(
+                            client.task_log(dag_id, run["run_id"], failed[0]), secrets or (), 200_000
+                        )
+                        entry["failure_signature"] = failure_signature(log.text)
             out_runs.append(entry)
         asset_keys = client.asset_keys(dag_id) if hasattr(client, "asset_keys") else []
         dags.append(

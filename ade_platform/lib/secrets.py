@@ -213,16 +213,3 @@ def scrubber_for(secrets: Iterable[str] | SecretScrubber = ()) -> SecretScrubber
 def settings_scrubber(settings: BaseModel) -> SecretScrubber:
     """The scrubber of every secret configured in these settings."""
     return scrubber_for(configured_secrets(settings))
-
-
-def scrub_value(value: Any, scrub: Callable[[str], str], depth: int = 0) -> Any:
-    """A JSON-like value with every string in it (keys included) scrubbed."""
-    if isinstance(value, str):
-        return scrub(value)
-    if depth > 32:
-        return REDACTED
-    if isinstance(value, dict):
-        return {scrub(str(k)): scrub_value(v, scrub, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_value(v, scrub, depth + 1) for v in value]
-    return value
