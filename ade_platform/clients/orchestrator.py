@@ -107,8 +107,16 @@ class HttpApi:
 
         self.name = name
         self.max_attempts = max_attempts
+        from ade_platform.clients.urls import same_origin_only
+
+        # Redirects within the configured origin are followed; one to another origin is refused before it
+        # is sent (it would carry the request's headers and a 307's body: a token request's password).
         self.http = httpx.Client(
-            base_url=base_url.rstrip("/"), timeout=timeout, transport=transport, follow_redirects=True
+            base_url=base_url.rstrip("/"),
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=True,
+            event_hooks={"request": [same_origin_only(base_url)]},
         )
 
     def send(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -116,10 +124,14 @@ class HttpApi:
 
         import httpx
 
+        from ade_platform.clients.urls import CrossOriginRedirect
+
         delay = 0.5
         for attempt in range(1, self.max_attempts + 1):
             try:
                 response = self.http.request(method, path, **kwargs)
+            except CrossOriginRedirect as exc:
+                raise OrchestratorError("upstream_error", f"{self.name} {exc}") from None
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 raise OrchestratorError(
                     "connection_failed",
