@@ -146,8 +146,11 @@ _SHAPES: tuple[tuple[Any, Any], ...] = (
         _compile(rf"(?i)(\b[\w.-]*(?:{_SECRET_WORD})[\w.-]*[\"']?\s*(?:[:=]|=>)\s*){_QUOTED_OR_BARE}"),
         _keep(1),
     ),
-    # --password x, --api-key "x", -password=x
-    (_compile(rf"(?i)(--?[\w-]*(?:{_SECRET_WORD})[\w-]*(?:\s+|=)){_QUOTED_OR_BARE}"), _keep(1)),
+    # --password x, --api-key "x", -password=x (a flag: a dash that starts a word, not one inside it)
+    (
+        _compile(rf"(?im)((?:^|[\s\"'(\[=,])--?[\w-]*(?:{_SECRET_WORD})[\w-]*(?:\s+|=)){_QUOTED_OR_BARE}"),
+        _keep(1),
+    ),
     # user:password@ in URLs
     (_compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]+)(@)"), lambda m: f"{m.group(1)}{REDACTED}@"),
     # token formats
