@@ -35,12 +35,13 @@ def cap_log(
     text: str, secrets: Iterable[str] | SecretScrubber = (), max_chars: int = MAX_LOG_CHARS
 ) -> CappedLog:
     """The last max_chars characters (errors are at the end), cut at a line start, scrubbed of secrets.
-    `length_chars` is the length of the whole log as read."""
+    `length_chars` is the length of the whole log: of the text returned when it is all there, of the log as
+    read when it was cut (the part never scrubbed is never measured scrubbed)."""
     scrubber = scrubber_for(secrets)
     if len(text) <= max_chars:
         clean = scrubber.scrub(text)
         if len(clean) <= max_chars:
-            return CappedLog(clean, len(text), False)
+            return CappedLog(clean, len(clean), False)
         return CappedLog(_tail(clean, max_chars), len(text), True)
     piece = text[-(max_chars + SCRUB_MARGIN) :]
     # The piece's own first characters may be the end of a secret cut in two: start it at a line start, or
