@@ -515,20 +515,6 @@ class OrchestratorSettings(_Model):
     max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
     pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
 
-    def secrets(self) -> list[str]:
-        """Configured secret values, scrubbed from every log an orchestrator tool returns."""
-        values = []
-        for secret in (
-            self.airflow.password if self.airflow else None,
-            self.prefect.api_key if self.prefect else None,
-            self.prefect.auth_string if self.prefect else None,
-        ):
-            if secret is not None:
-                values.append(secret.get_secret_value())
-        if self.prefect and self.prefect.auth_string:
-            values.append(self.prefect.auth_string.get_secret_value().partition(":")[2])
-        return values
-
 
 # --- end orchestrators ---
 # --- dbt Cloud (issue 11) ---------------------------------------------------------------------------------------

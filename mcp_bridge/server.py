@@ -39,7 +39,7 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
             "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
         ),
         mask_error_details=True,
-        middleware=[StructuredErrors()],
+        middleware=[StructuredErrors(ctx.scrubber())],
         # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
         dereference_schemas=False,
     )

@@ -26,6 +26,7 @@ from ade_platform.clients.bi.base import (
     backoff_seconds,
     safe_error,
 )
+from ade_platform.clients.urls import redirect_refused, segment
 from ade_platform.config import LookerSettings
 from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
@@ -90,6 +91,8 @@ def _sdk_classes() -> Any:
                         data=body,
                         headers=headers,
                         timeout=timeout,
+                        # a 307 would re-send the body (the login's client secret) to wherever it points
+                        allow_redirects=False,
                     )
                 except requests.Timeout:
                     raise BiError(
@@ -105,6 +108,8 @@ def _sdk_classes() -> Any:
                 if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
                     time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
                     continue
+                if resp.is_redirect:
+                    raise BiError("upstream_error", redirect_refused("Looker", resp))
                 break
             ret = transport.Response(
                 resp.ok, resp.content, transport.response_mode(resp.headers.get("content-type"))
@@ -217,7 +222,7 @@ class LookerClient(BiClient):
 
     def dashboard(self, dashboard_id: str) -> DashboardInfo:
         d = self._call(
-            lambda: self._sdk.dashboard(dashboard_id),
+            lambda: self._sdk.dashboard(segment(dashboard_id)),  # the SDK leaves an encoded value as it is
             not_found=("dashboard_not_found", f"Looker has no dashboard {dashboard_id!r}"),
         )
         elements = [self._element(e) for e in d.dashboard_elements or []]
@@ -230,7 +235,9 @@ class LookerClient(BiClient):
                 return self._explores[key]
         try:
             e = self._call(
-                lambda: self._sdk.lookml_model_explore(model, explore, fields="name,sql_table_name,fields"),
+                lambda: self._sdk.lookml_model_explore(
+                    segment(model), segment(explore), fields="name,sql_table_name,fields"
+                ),
                 not_found=("upstream_error", "missing"),
             )
             fields = e.fields
@@ -263,7 +270,7 @@ class LookerClient(BiClient):
         )
         query_id = e.query_id or (query.id if query else None)
         if query is None and query_id:
-            query = self._call(lambda: self._sdk.query(query_id))
+            query = self._call(lambda: self._sdk.query(segment(query_id)))
         info = ElementInfo(
             id=str(e.id),
             title=e.title or e.title_text,
@@ -320,11 +327,13 @@ class LookerClient(BiClient):
         try:
             if element["look_id"]:
                 raw = self._call(
-                    lambda: self._sdk.run_look(element["look_id"], "json", transport_options=options)
+                    lambda: self._sdk.run_look(segment(element["look_id"]), "json", transport_options=options)
                 )
             else:
                 raw = self._call(
-                    lambda: self._sdk.run_query(element["query_id"], "json", transport_options=options)
+                    lambda: self._sdk.run_query(
+                        segment(element["query_id"]), "json", transport_options=options
+                    )
                 )
         except BiError as exc:
             if exc.code == "auth_failed":
@@ -334,10 +343,12 @@ class LookerClient(BiClient):
 
     def run_look(self, look_id: int, limit: int) -> LookRun:
         missing = ("look_not_found", f"Looker has no look {look_id}")
-        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title,query"), not_found=missing)
+        look = self._call(
+            lambda: self._sdk.look(segment(look_id), fields="id,title,query"), not_found=missing
+        )
         fields, tables, pivots = self._look_query(look.query)
         started = time.perf_counter()
-        raw = self._call(lambda: self._sdk.run_look(str(look_id), "json", limit=limit), not_found=missing)
+        raw = self._call(lambda: self._sdk.run_look(segment(look_id), "json", limit=limit), not_found=missing)
         try:
             rows = self._rows(raw)
         except TileError as exc:
