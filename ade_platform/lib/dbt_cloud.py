@@ -7,7 +7,6 @@ toolset and the Dagster assets, so a cached answer and a live one have the same 
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,15 +43,33 @@ def seconds_between(start: Any, end: Any) -> float | None:
     return round((b - a).total_seconds(), 3) if a and b else None
 
 
-def step_problem(step: str) -> str | None:
-    """Why a steps_override entry is not a dbt command dbt Cloud accepts, or None."""
-    try:
-        words = shlex.split(step)
-    except ValueError as exc:
-        return f"cannot parse {step!r}: {exc}"
-    if len(words) < 2 or words[0] != "dbt" or words[1].startswith("-"):
-        return f"{step!r} is not a dbt command (steps look like 'dbt run --select stg_orders+')"
-    return None
+# ADE appends this to the cause of every run an agent triggers: dbt Cloud keeps no other record of who asked for a
+# run, and the canonical-run rule below must tell an agent's override run from an operator's.
+AGENT_CAUSE_MARK = " [via ADE]"
+
+
+def agent_cause(cause: str) -> str:
+    """The cause ADE sends to dbt Cloud for an agent's trigger."""
+    return cause + AGENT_CAUSE_MARK
+
+
+def steps_override_of(run: dict[str, Any]) -> list[str] | None:
+    """The run's steps override, from its `trigger` (the API includes it with include_related=["trigger"])."""
+    steps = (run.get("trigger") or {}).get("steps_override")
+    return [str(s) for s in steps] if isinstance(steps, list) and steps else None
+
+
+def started_by_agent(run: dict[str, Any]) -> bool:
+    return str((run.get("trigger") or {}).get("cause") or "").endswith(AGENT_CAUSE_MARK)
+
+
+def canonical_run(run: dict[str, Any]) -> bool:
+    """Whether a run's artifacts may stand for the job (the dbt tools' manifest, freshness): a run that ran the
+    job's own steps, or one whose steps an operator overrode. An agent's override run never is: what it ran was
+    chosen by the agent. A run listed without its trigger cannot be told apart, so it is not canonical either."""
+    if not isinstance(run.get("trigger"), dict):
+        return False
+    return steps_override_of(run) is None or not started_by_agent(run)
 
 
 def triggered_by(run: dict[str, Any]) -> str:
@@ -95,8 +112,10 @@ def run_record(run: dict[str, Any]) -> dict[str, Any]:
         "finished_at": iso(run.get("finished_at")),
         "duration_seconds": seconds_between(run.get("started_at"), run.get("finished_at")),
         "git_sha": run.get("git_sha"),
-        "trigger_cause": trigger.get("cause"),
+        "trigger_cause": str(trigger.get("cause") or "").removesuffix(AGENT_CAUSE_MARK) or None,
         "triggered_by": triggered_by(run),
+        "started_by_agent": started_by_agent(run),
+        "steps_override": steps_override_of(run),
         "status_message": run.get("status_message"),
         "href": run.get("href"),
         "has_docs_generated": bool(run.get("has_docs_generated")),
@@ -119,6 +138,8 @@ def last_run_answer(record: dict[str, Any]) -> dict[str, Any]:
         "git_sha": record.get("git_sha"),
         "status_message": record.get("status_message"),
         "href": record.get("href"),
+        "started_by_agent": bool(record.get("started_by_agent")),
+        "steps_override": record.get("steps_override"),
     }
 
 
