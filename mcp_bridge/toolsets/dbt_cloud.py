@@ -310,8 +310,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 description="dbt commands replacing the job's steps, e.g. ['dbt run -s x+']: build, run, test, "
                 "seed, snapshot, compile, source freshness or docs generate with selection and behaviour options "
                 "(--select/-s, --exclude, --selector, --resource-type, --fail-fast, --defer, --state, "
-                "--favor-state, --threads, --warn-error); anything else is refused. Such a run never becomes "
-                "the dbt tools' manifest or run results.",
+                "--favor-state, --threads, --warn-error); anything else is refused. An agent's override run "
+                "never feeds the dbt tools' manifest, run results or freshness.",
             ),
         ] = None,
     ) -> TriggerAnswer:

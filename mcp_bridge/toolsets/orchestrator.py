@@ -246,9 +246,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         redacted). Follow the run with orchestrator_get_last_run or orchestrator_get_task_status.
         """
         arguments = {"dag_id": dag_id, "backend": backend, "conf": conf}
-        _check_trigger(settings, backend, dag_id, conf)
         if backend != "dagster":
-            client(backend)  # an unconfigured backend fails here, before any audit run starts
+            client(backend)  # an unconfigured backend fails here (opening a client sends no request)
+        _check_trigger(settings, backend, dag_id, conf)
         try:
             result = ctx.live().run(
                 "orchestrator_trigger_dag",
