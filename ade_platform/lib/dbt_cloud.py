@@ -1,7 +1,9 @@
 """dbt Cloud answers shaped for the agent and for the store: runs, jobs, steps, freshness and artifact summaries.
 
 Plain functions over the Administrative API v2 payloads (dicts as the API returns them), shared by the dbt-cloud
-toolset and the Dagster assets, so a cached answer and a live one have the same shape.
+toolset and the Dagster assets, so a cached answer and a live one have the same shape. Also what an agent's trigger
+may be (`checked_trigger`: the job allow-list and the dbt command policy of lib/dbt/command_policy.py) and which
+runs may stand for a job (`canonical_run`: never an agent's steps-override run).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from typing import Any
+
+from ade_platform.lib.dbt.command_policy import StepRefused, parse_steps
 
 STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "error", 30: "cancelled"}
 # dbtcloud_get_last_run's filter: dbt Cloud's status strings (case-insensitive) -> the numeric status.
@@ -70,6 +74,58 @@ def canonical_run(run: dict[str, Any]) -> bool:
     if not isinstance(run.get("trigger"), dict):
         return False
     return steps_override_of(run) is None or not started_by_agent(run)
+
+
+class TriggerRefused(ValueError):
+    """A trigger refused before any API call: a stable error code, a detail and what to show with it."""
+
+    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any):
+        super().__init__(detail)
+        self.code, self.detail, self.hint, self.extra = code, detail, hint, extra
+
+
+def checked_trigger(
+    job_id: int,
+    steps_override: list[str] | None,
+    *,
+    triggerable: list[int],
+    allow_steps_override: bool,
+    allow_full_refresh: bool,
+    secret: str = "",
+) -> list[str] | None:
+    """The steps to send for an agent's trigger (the policy's rendering), or TriggerRefused: a job off the
+    allow-list (`trigger_not_allowed`), an override when overrides are off or one the dbt command policy refuses
+    (`steps_override_refused`, naming the step and the token; a token holding the API token shows as ***)."""
+    if job_id not in triggerable:
+        raise TriggerRefused(
+            "trigger_not_allowed",
+            f"job {job_id} is not on the trigger allow-list",
+            "An operator adds it to dbt_cloud.triggerable_jobs in ade.yaml (default: tracked_jobs).",
+        )
+    if steps_override is None:
+        return None
+    if not allow_steps_override:
+        raise TriggerRefused(
+            "steps_override_refused",
+            "steps overrides are turned off (dbt_cloud.allow_steps_override: false); omit steps_override",
+        )
+    try:
+        commands = parse_steps(steps_override, allow_full_refresh=allow_full_refresh)
+    except StepRefused as exc:
+        where = f"steps_override[{exc.index}]" if exc.index is not None else "steps_override"
+        detail, token = f"{where}: {exc.reason}", exc.token
+        if token and _overlaps(token, secret):
+            detail, token = detail.replace(token, "***"), "***"
+        raise TriggerRefused("steps_override_refused", detail, step_index=exc.index, token=token) from None
+    return [command.text for command in commands]
+
+
+def _overlaps(shown: str, secret: str) -> bool:
+    """Whether a token the policy names (perhaps truncated with …) holds the secret or 8 characters of it."""
+    core = shown.rstrip("…")
+    if not secret:
+        return False
+    return secret in core or any(core[i : i + 8] in secret for i in range(len(core) - 7))
 
 
 def triggered_by(run: dict[str, Any]) -> str:

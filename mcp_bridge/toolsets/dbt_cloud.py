@@ -26,7 +26,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ade_platform.lib import dbt_cloud as lib
-from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS, StepRefused, parse_steps
+from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -197,28 +197,17 @@ class DbtCloudService:
         section = self.section
         if section is None:
             raise ToolFailure("dbt_cloud_not_configured", "no dbt_cloud: section in the configuration")
-        if job_id not in section.triggerable():
-            raise ToolFailure(
-                "trigger_not_allowed",
-                f"job {job_id} is not on the trigger allow-list",
-                hint="An operator adds it to dbt_cloud.triggerable_jobs in ade.yaml (default: tracked_jobs).",
-            )
-        if steps_override is None:
-            return None
-        if not section.allow_steps_override:
-            raise ToolFailure(
-                "steps_override_refused",
-                "steps overrides are turned off (dbt_cloud.allow_steps_override: false); omit steps_override",
-            )
         try:
-            commands = parse_steps(steps_override, allow_full_refresh=section.allow_full_refresh)
-        except StepRefused as exc:
-            where = f"steps_override[{exc.index}]" if exc.index is not None else "steps_override"
-            detail, token = f"{where}: {exc.reason}", exc.token
-            if token and _overlaps(token, section.api_token.get_secret_value()):
-                detail, token = detail.replace(token, "***"), "***"
-            raise ToolFailure("steps_override_refused", detail, step_index=exc.index, token=token) from None
-        return [command.text for command in commands]
+            return lib.checked_trigger(
+                job_id,
+                steps_override,
+                triggerable=section.triggerable(),
+                allow_steps_override=section.allow_steps_override,
+                allow_full_refresh=section.allow_full_refresh,
+                secret=section.api_token.get_secret_value(),
+            )
+        except lib.TriggerRefused as exc:
+            raise ToolFailure(exc.code, exc.detail, exc.hint, **exc.extra) from None
 
     def tracked(self, job_id: int) -> bool:
         return self.section is not None and job_id in self.section.tracked_jobs
@@ -261,12 +250,6 @@ def api_errors() -> Iterator[None]:
         yield
     except DbtCloudError as exc:
         raise ToolFailure(exc.code, exc.detail) from None
-
-
-def _overlaps(shown: str, secret: str) -> bool:
-    """Whether a token the policy names (perhaps truncated with …) holds the secret or a piece of it."""
-    core = shown.rstrip("…")
-    return bool(secret) and (secret in core or (len(core) >= 8 and core in secret))
 
 
 def _now() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ade_platform.lib import dbt_cloud as lib
 
 
@@ -40,6 +42,31 @@ def test_canonical_runs() -> None:
     assert record["started_by_agent"] and record["steps_override"] == ["dbt run -s x"]
     answer = lib.last_run_answer(record)
     assert answer["started_by_agent"] and answer["steps_override"] == ["dbt run -s x"]
+
+
+def test_checked_trigger() -> None:
+    policy = {
+        "triggerable": [7],
+        "allow_steps_override": True,
+        "allow_full_refresh": False,
+        "secret": "dbtc_s3cr3t_t0ken",
+    }
+    assert lib.checked_trigger(7, None, **policy) is None
+    assert lib.checked_trigger(7, ["dbt run -s x"], **policy) == ["dbt run --select x"]
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(8, None, **policy)
+    assert refused.value.code == "trigger_not_allowed"
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(7, ["dbt build"], **{**policy, "allow_steps_override": False})
+    assert refused.value.code == "steps_override_refused" and "allow_steps_override" in refused.value.detail
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(7, ["dbt seed", "dbt build --target prod"], **policy)
+    assert refused.value.extra == {"step_index": 1, "token": "--target"}
+    # a token that is (a piece of) the API token is never shown
+    for step in ("dbt build dbtc_s3cr3t_t0ken", "dbt dbtc_s3cr3t_t0ken", "dbt build --dbtc_s3cr3t"):
+        with pytest.raises(lib.TriggerRefused) as refused:
+            lib.checked_trigger(7, [step], **policy)
+        assert "s3cr3t" not in refused.value.detail and refused.value.extra["token"] == "***", step
 
 
 def test_run_record_and_last_run() -> None:
