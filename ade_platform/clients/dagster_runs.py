@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,17 @@ class DagsterRunsClient:
     backend = "dagster"
 
     def __init__(
-        self, dagster_home: Path, launch_env: dict[str, str] | None = None, code_dir: Path | None = None
+        self,
+        dagster_home: Path,
+        launch_env: dict[str, str] | None = None,
+        code_dir: Path | None = None,
+        scrub: Callable[[str], str] | None = None,
     ):
         self.dagster_home = Path(dagster_home)
         # What the launching process needs to load the same definitions: ADE_HOME, ADE_CONFIG.
         self.launch_env = dict(launch_env or {})
         self.code_dir = code_dir
+        self.scrub = scrub  # replaces configured secrets in the conf a triggered run is tagged with
         self._instance: Any = None
         self._lock = threading.Lock()
 
@@ -240,6 +246,8 @@ class DagsterRunsClient:
         tags say who asked and with which conf (redacted)."""
         run_id = str(uuid.uuid4())
         conf_tag = json.dumps(redact_arguments(conf or {}), default=str)
+        if self.scrub is not None:
+            conf_tag = self.scrub(conf_tag)
         tags = {
             "ade/tool": tool,
             "ade/source": "mcp",
