@@ -14,7 +14,8 @@ way a shell and dbt read it, and only what is on the lists below passes:
    parse them: long names with a separate value or `--name=value`, the short aliases as separate tokens, the
    multi-value options (`--select a b c`) taking every following token up to the next option, the same
    multi-value option repeated. No positional argument, no `--`, no option before the subcommand.
-4. Each value checked for what it is: a node selector, a selector name, a thread count, a relative state path.
+4. Each value checked for what it is: a node selector, a selector name, a thread count (1 to MAX_THREADS), a
+   relative state path (no absolute path, no `..`).
 
 A step that passes is returned as canonical tokens (long option names, one value per token), and that rendering,
 not the agent's text, is what dbt Cloud receives: what runs is what was checked. FLAGS mirrors dbt-core's own
