@@ -146,6 +146,16 @@ def test_every_reach_into_an_earlier_result_or_session_value_is_refused(
         _assert_session_refusal(ok, body, sql)
 
 
+def test_the_cli_transport_refuses_the_same_statements(stack: SnowflakeStack, tmp_path: Path) -> None:
+    """A `snow` process per statement leaves no session behind, but query ids outlive sessions and the answer
+    must not depend on the transport: the same refusal, before any process starts."""
+    stack.require_cli()
+    server = _server(stack, tmp_path, "cli")
+    answers = call_tools(server, [("execute_sql", {"query": sql}) for sql in REACHES])
+    for sql, (ok, body) in zip(REACHES, answers, strict=True):
+        _assert_session_refusal(ok, body, sql)
+
+
 @pytest.mark.parametrize("transport", ["connector", "cli"])
 def test_a_known_query_id_reaches_no_result_on_either_transport(
     stack: SnowflakeStack, tmp_path: Path, transport: str
@@ -206,11 +216,17 @@ def test_ddl_cannot_keep_an_earlier_result(stack: SnowflakeStack, tmp_path: Path
         "CREATE TEMPORARY FUNCTION tier_of(x NUMBER) RETURNS NUMBER AS 'x'",
         "CREATE TEMP FILE FORMAT ade_tmp_csv TYPE = CSV",
         "CREATE TEMPORARY SEQUENCE ade_tmp_seq",
+        # The defaults every later session starts with: SEARCH_PATH decides where `customers` resolves.
+        "ALTER USER fake SET SEARCH_PATH = 'ADE_SNOW.PROD_HR, $current'",
+        "ALTER ACCOUNT SET SEARCH_PATH = 'ADE_SNOW.PROD_HR'",
+        "alter user if exists fake unset search_path",
     ],
 )
-def test_a_temporary_object_cannot_shadow_a_table_for_the_next_caller(
+def test_ddl_cannot_change_what_the_next_caller_resolves(
     stack: SnowflakeStack, tmp_path: Path, ddl: str
 ) -> None:
+    """A temporary object shadows the permanent one of its name for every later caller of the session (on
+    main, `CREATE TEMPORARY TABLE customers (id NUMBER)` left `SELECT * FROM customers` empty, one column)."""
     server = _server(stack, tmp_path, "connector")
     (ok, body), (read_ok, read) = call_tools(
         server,

@@ -181,7 +181,7 @@ def session_reach(tokens: list[Token], *, code_strings: bool = False) -> list[st
         if words[:1] == ["SHOW"] and "VARIABLES" in [w for w in words[1:] if w != "TERSE"][:1]:
             found.append("session_reach:SHOW_VARIABLES")
     for i, tok in enumerate(toks):
-        word = tok.text.upper() if tok.token_type not in _STRING_TYPES and _is_name(tok) else ""
+        word = "" if tok.token_type in _STRING_TYPES else tok.text.upper()  # a name, a keyword or a symbol
         after = toks[i + 1] if i + 1 < len(toks) else None
         called = after is not None and after.token_type == TokenType.L_PAREN
         if word in SESSION_REACH_NAMES or (word in SESSION_REACH_CALLS and called):
@@ -212,17 +212,23 @@ def _named_by_string(tokens: list[Token], i: int) -> bool:
 
 def session_objects(tokens: list[Token]) -> list[str]:
     """`session_object:TEMPORARY` for CREATE [OR REPLACE] [LOCAL|GLOBAL] TEMP|TEMPORARY|VOLATILE ...: an
-    object that lives in the session, where it shadows a permanent object of the same name."""
+    object that lives in the session, where it shadows a permanent object of the same name.
+    `session_object:USER_PARAMETERS` for ALTER USER|ACCOUNT ... SET|UNSET: the defaults every later session
+    starts with (SEARCH_PATH decides where an unqualified name resolves, after the guard checked it)."""
+    found: list[str] = []
     for statement in split_statements(expand_commands(tokens)):
-        if first_word(statement) != "CREATE":
+        words = [t.text.upper() for t in statement]
+        if words[:1] == ["ALTER"] and words[1:2] in (["USER"], ["ACCOUNT"]) and {"SET", "UNSET"} & set(words):
+            found.append("session_object:USER_PARAMETERS")
+        if words[:1] != ["CREATE"]:
             continue
-        for tok in statement[1:]:
-            word = tok.text.upper()
+        for word in words[1:]:
             if word not in CREATE_MODIFIERS:
                 break
             if word in SESSION_SCOPED_MODIFIERS:
-                return ["session_object:TEMPORARY"]
-    return []
+                found.append("session_object:TEMPORARY")
+                break
+    return list(dict.fromkeys(found))
 
 
 _LINE_COMMENT_RE = re.compile(r"(--|//)[^\n]*")

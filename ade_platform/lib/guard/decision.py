@@ -37,6 +37,13 @@ def decide(c: Classification, tool: Tool) -> GuardDecision:
             "statement reads an earlier statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, "
             "DESCRIBE RESULT, $variable, ...): each call stands alone",
         )
+    if _has(c, "session_object:USER_PARAMETERS"):
+        return GuardDecision(
+            False,
+            "SESSION_STATE_REFUSED",
+            "user and account parameters are the state every later session starts with (SEARCH_PATH "
+            "changes where names resolve); set them outside the agent's tools",
+        )
     if _has(c, "session_object"):
         return GuardDecision(
             False,
