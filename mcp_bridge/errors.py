@@ -88,6 +88,7 @@ ERROR_CODES: dict[str, str] = {
     "QUERY_FAILED": "Fix the statement; compilation errors are shown, run-time errors on data are not.",
     "QUERY_TIMEOUT": "Narrow the statement or raise snowflake.timeout_seconds.",
     "SNOWFLAKE_NOT_CONFIGURED": "Add a snowflake: section (snow connection name) to ade.yaml.",
+    "SESSION_STATE_REFUSED": "Each call stands alone: no earlier result, session variable or temporary object.",
     # snowfakery
     "recipe_invalid": "Fix the recipe; errors carry file and line.",
     "run_timeout": "Lower reps/target_number or raise the run timeout.",
