@@ -50,7 +50,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         selection=dg.AssetSelection.all() - sensor_only,
         description="Generate data, build dbt, snapshot all.",
     )
-    resources: dict = {"store": StoreResource(root=settings.store_root, retention=settings.store.retention)}
+    resources: dict = {"store": StoreResource.from_settings(settings)}
     if settings.dbt is not None:
         resources["dbt"] = dbt_resource(settings)
     defs = dg.Definitions(

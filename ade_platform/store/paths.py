@@ -1,9 +1,11 @@
-"""Store roots: a local folder by default, any fsspec URL (s3://, gs://, memory://) through UPath.
+"""The file operations of a store root: a local folder, or any fsspec URL (gs://, memory://, ...) through UPath.
+
+Which one a location opens is decided in ade_platform/store/location.py (s3:// has a root of its own, with
+conditional pointer writes: ade_platform/store/s3.py).
 
 Atomicity differs by backend. Locally we rely on POSIX rename (os.replace), which is atomic for both
 files and directories on the same filesystem. On object storage a single PUT of a small object is atomic,
-and a version folder is only reachable through the pointer, which is written last (s3:// has its own root with
-conditional pointer writes: ade_platform/store/s3.py).
+and a version folder is only reachable through the pointer, which is written last.
 """
 
 from __future__ import annotations
@@ -16,31 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from upath import UPath
-
-_LOCAL_PROTOCOLS = {"", "file", "local"}
-
-
-# Options of remote roots (endpoint, region, credentials, pointer poll interval), registered once at start-up from
-# the settings, so every StoreReader/StoreWriter opened on that URL in this process uses them.
-_ROOT_OPTIONS: dict[str, dict[str, Any]] = {}
-
-
-def register_root_options(url: str, options: dict[str, Any]) -> None:
-    _ROOT_OPTIONS[url.rstrip("/")] = dict(options)
-
-
-def open_root(root: str | os.PathLike[str]) -> StoreRoot:
-    text = os.fspath(root)
-    protocol = text.split("://", 1)[0] if "://" in text else ""
-    if protocol in ("s3", "s3a"):
-        from ade_platform.store.s3 import S3Root
-
-        return S3Root(text, _ROOT_OPTIONS.get(text.rstrip("/")))
-    if protocol not in _LOCAL_PROTOCOLS:
-        from upath import UPath  # fsspec and its filesystems: loaded only for a remote root
-
-        return RemoteRoot(UPath(text))
-    return LocalRoot(Path(text.removeprefix("file://")).expanduser().resolve())
 
 
 class StoreRoot:

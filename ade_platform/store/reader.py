@@ -11,15 +11,11 @@ from typing import Any, TypeVar
 
 import orjson
 
+from ade_platform.store.layout import DATA_FILE, POINTER_FILE, PROVENANCE_FILE, VERSIONS_DIR
+from ade_platform.store.location import StoreLocation, open_root
 from ade_platform.store.model import CorruptSnapshot, Provenance, SnapshotNotFound, StoreError
-from ade_platform.store.paths import StoreRoot, open_root
-from ade_platform.store.writer import (
-    DATA_FILE,
-    POINTER_FILE,
-    PROVENANCE_FILE,
-    VERSIONS_DIR,
-    check_asset_name,
-)
+from ade_platform.store.paths import StoreRoot
+from ade_platform.store.writer import check_asset_name
 
 T = TypeVar("T")
 log = logging.getLogger("ade.store")
@@ -79,7 +75,7 @@ class Snapshot:
 class StoreReader:
     """Reads the store. Thread-safe; one instance per process is enough."""
 
-    def __init__(self, root: str | os.PathLike[str] | StoreRoot):
+    def __init__(self, root: str | os.PathLike[str] | StoreLocation | StoreRoot):
         self.root = root if isinstance(root, StoreRoot) else open_root(root)
         self._cache: dict[str, tuple[Any, Snapshot]] = {}
         self._checked: dict[str, float] = {}

@@ -19,8 +19,10 @@ import contextlib
 import logging
 import threading
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from ade_platform.store.layout import PROVENANCE_FILE
 from ade_platform.store.model import StoreError
 from ade_platform.store.paths import StoreRoot
 
@@ -29,18 +31,29 @@ _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
 
 
+@dataclass(frozen=True)
+class S3Options:
+    """How to reach an S3-compatible endpoint (the `store.s3` section); an unset key falls back to boto3's chain."""
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key_id: str | None = field(default=None, repr=False)
+    secret_access_key: str | None = field(default=None, repr=False)
+    addressing_style: Literal["path", "virtual", "auto"] = "path"
+
+
 class S3Root(StoreRoot):
-    """`s3://bucket/prefix`, with options from `store.s3` (endpoint, region, credentials) or boto3's chain."""
+    """`s3://bucket/prefix`, reached with its own options (endpoint, region, credentials) or boto3's chain."""
 
     supports_conditional_pointer = True
 
-    def __init__(self, url: str, options: dict[str, Any] | None = None):
+    def __init__(self, url: str, options: S3Options | None = None, pointer_ttl: float = 0.0):
         rest = url.split("://", 1)[1]
         self.bucket, _, prefix = rest.partition("/")
         self.prefix = prefix.strip("/")
         self.url = url
-        self.options = dict(options or {})
-        self.pointer_ttl = float(self.options.get("pointer_ttl_seconds") or 0)
+        self.options = options or S3Options()
+        self.pointer_ttl = float(pointer_ttl)
         self._client: Any = None
         self._lock = threading.Lock()
         self._conditional = True
@@ -56,15 +69,15 @@ class S3Root(StoreRoot):
                 o = self.options
                 self._client = boto3.client(
                     "s3",
-                    endpoint_url=o.get("endpoint_url") or None,
-                    region_name=o.get("region") or None,
-                    aws_access_key_id=o.get("access_key_id") or None,
-                    aws_secret_access_key=o.get("secret_access_key") or None,
+                    endpoint_url=o.endpoint_url or None,
+                    region_name=o.region or None,
+                    aws_access_key_id=o.access_key_id or None,
+                    aws_secret_access_key=o.secret_access_key or None,
                     config=Config(
                         connect_timeout=5,
                         read_timeout=30,
                         retries={"max_attempts": 5, "mode": "standard"},
-                        s3={"addressing_style": o.get("addressing_style") or "path"},
+                        s3={"addressing_style": o.addressing_style or "path"},
                     ),
                 )
             return self._client
@@ -123,8 +136,6 @@ class S3Root(StoreRoot):
         self.client.put_object(Bucket=self.bucket, Key=self._key(rel), Body=data)
 
     def write_dir_atomic(self, rel: str, files: dict[str, bytes]) -> None:
-        from ade_platform.store.writer import PROVENANCE_FILE
-
         ordered = sorted(files, key=lambda name: name == PROVENANCE_FILE)  # provenance last
         for name in ordered:
             self.write_bytes_atomic(f"{rel}/{name}", files[name])

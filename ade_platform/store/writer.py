@@ -11,13 +11,11 @@ from typing import Any
 
 import orjson
 
+from ade_platform.store.layout import DATA_FILE, POINTER_FILE, PROVENANCE_FILE, VERSIONS_DIR
+from ade_platform.store.location import StoreLocation, open_root
 from ade_platform.store.model import Provenance, StoreError, utc_now_iso
-from ade_platform.store.paths import LocalRoot, StoreRoot, open_root
+from ade_platform.store.paths import LocalRoot, StoreRoot
 
-DATA_FILE = "data.json"
-PROVENANCE_FILE = "provenance.json"
-POINTER_FILE = "LATEST"
-VERSIONS_DIR = "versions"
 _ASSET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 _STALE_TMP_SECONDS = 3600
 _POINTER_CAS_ATTEMPTS = 20
@@ -49,7 +47,7 @@ def dumps(data: Any) -> bytes:
 class StoreWriter:
     """Writes versions of assets. Safe to use from several processes at once."""
 
-    def __init__(self, root: str | os.PathLike[str] | StoreRoot, retention: int = 20):
+    def __init__(self, root: str | os.PathLike[str] | StoreLocation | StoreRoot, retention: int = 20):
         if retention < 1:
             raise ValueError("retention must keep at least one version")
         self.root = root if isinstance(root, StoreRoot) else open_root(root)

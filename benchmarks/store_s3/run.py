@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 
 from ade_platform.lib.dbt.lineage import build_lineage_index
-from ade_platform.store import StoreReader, StoreWriter
-from ade_platform.store.paths import open_root, register_root_options
+from ade_platform.store import S3Options, StoreLocation, StoreReader, StoreWriter
+from ade_platform.store.location import open_root
 from benchmarks.synthetic import synthetic_manifest
 from benchmarks.timing import fmt_ms, pct
 
@@ -93,7 +93,7 @@ def _settings(home: Path, root: str | None, ttl: float = 0, endpoint: str | None
     return load_settings(path, env={**os.environ, "ADE_HOME": str(home)})
 
 
-def _cold(root: str, repeats: int) -> list[float]:
+def _cold(root: str | StoreLocation, repeats: int) -> list[float]:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -102,7 +102,7 @@ def _cold(root: str, repeats: int) -> list[float]:
     return times
 
 
-def _poll(root: str, repeats: int) -> list[float]:
+def _poll(root: str | StoreLocation, repeats: int) -> list[float]:
     r = open_root(root)
     times = []
     for _ in range(repeats):
@@ -134,8 +134,8 @@ def main() -> None:
         for nodes in (1_000,) if args.quick else (1_000, 10_000):
             with tempfile.TemporaryDirectory() as tmp:
                 home = Path(tmp)
-                s3 = f"s3://{bucket}/n{nodes}"
-                register_root_options(s3, {"endpoint_url": endpoint, **CREDS})
+                url = f"s3://{bucket}/n{nodes}"
+                s3 = StoreLocation(url, S3Options(endpoint_url=endpoint, **CREDS))
                 index = build_lineage_index(synthetic_manifest(nodes))
                 local = str(home / "store")
                 StoreWriter(local).publish("dbt_lineage_index", index)
@@ -146,8 +146,8 @@ def main() -> None:
                 print(f"    cold read  local {fmt_ms(lc)}")
                 print(f"    cold read  s3    {fmt_ms(sc)}   ratio {pct(sc, 50) / pct(lc, 50):.2f}x")
                 lw = asyncio.run(_warm(build_server(_settings(home, None)), repeats))
-                sw = asyncio.run(_warm(build_server(_settings(home, s3, endpoint=endpoint)), repeats))
-                tw = asyncio.run(_warm(build_server(_settings(home, s3, ttl=1, endpoint=endpoint)), repeats))
+                sw = asyncio.run(_warm(build_server(_settings(home, url, endpoint=endpoint)), repeats))
+                tw = asyncio.run(_warm(build_server(_settings(home, url, ttl=1, endpoint=endpoint)), repeats))
                 print(f"    warm answer local          {fmt_ms(lw)}")
                 print(f"    warm answer s3 (HEAD/call) {fmt_ms(sw)}   ratio {pct(sw, 50) / pct(lw, 50):.2f}x")
                 print(f"    warm answer s3 (ttl 1 s)   {fmt_ms(tw)}   ratio {pct(tw, 50) / pct(lw, 50):.2f}x")

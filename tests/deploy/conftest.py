@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from ade_platform.emulators.demo import free_port
+from ade_platform.store import S3Options, StoreLocation
 
 S3_ENV = {
     "AWS_ACCESS_KEY_ID": "ade-test",
@@ -53,17 +54,13 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_root(s3_endpoint: str) -> str:
-    """A fresh bucket and prefix per test, with the root's options registered for this process."""
+def s3_root(s3_endpoint: str) -> StoreLocation:
+    """A fresh bucket and prefix per test, with the options to reach it."""
     import boto3
-
-    from ade_platform.store.paths import register_root_options
 
     bucket = f"ade-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=s3_endpoint, **_creds()).create_bucket(Bucket=bucket)
-    root = f"s3://{bucket}/store"
-    register_root_options(root, s3_options(s3_endpoint))
-    return root
+    return StoreLocation(f"s3://{bucket}/store", s3_options(s3_endpoint))
 
 
 def _creds() -> dict[str, str]:
@@ -74,13 +71,13 @@ def _creds() -> dict[str, str]:
     }
 
 
-def s3_options(endpoint: str) -> dict[str, str]:
-    return {
-        "endpoint_url": endpoint,
-        "region": S3_ENV["AWS_DEFAULT_REGION"],
-        "access_key_id": S3_ENV["AWS_ACCESS_KEY_ID"],
-        "secret_access_key": S3_ENV["AWS_SECRET_ACCESS_KEY"],
-    }
+def s3_options(endpoint: str) -> S3Options:
+    return S3Options(
+        endpoint_url=endpoint,
+        region=S3_ENV["AWS_DEFAULT_REGION"],
+        access_key_id=S3_ENV["AWS_ACCESS_KEY_ID"],
+        secret_access_key=S3_ENV["AWS_SECRET_ACCESS_KEY"],
+    )
 
 
 def _pg_bin() -> Path | None:

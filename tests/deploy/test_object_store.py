@@ -3,6 +3,7 @@ conditional pointer writes, readers in other processes, killed and racing writer
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import signal
 import subprocess
@@ -12,8 +13,15 @@ import textwrap
 import boto3
 import pytest
 
-from ade_platform.store import CorruptSnapshot, SnapshotNotFound, StoreError, StoreReader, StoreWriter
-from ade_platform.store.paths import open_root, register_root_options
+from ade_platform.store import (
+    CorruptSnapshot,
+    SnapshotNotFound,
+    StoreError,
+    StoreLocation,
+    StoreReader,
+    StoreWriter,
+)
+from ade_platform.store.location import open_root
 from ade_platform.store.s3 import S3Root
 from tests.deploy.conftest import _creds
 
@@ -21,7 +29,7 @@ pytestmark = pytest.mark.integration
 N_WRITES = 200
 
 
-def test_roundtrip_history_and_etag_cache(s3_root: str) -> None:
+def test_roundtrip_history_and_etag_cache(s3_root: StoreLocation) -> None:
     root = open_root(s3_root)
     assert isinstance(root, S3Root) and root.supports_conditional_pointer
     writer = StoreWriter(s3_root, retention=3)
@@ -40,8 +48,8 @@ def test_roundtrip_history_and_etag_cache(s3_root: str) -> None:
         reader.latest("never")
 
 
-def test_pointer_ttl_saves_polls_and_still_moves(s3_endpoint: str, s3_root: str) -> None:
-    register_root_options(s3_root, {**open_root(s3_root).options, "pointer_ttl_seconds": 30})
+def test_pointer_ttl_saves_polls_and_still_moves(s3_endpoint: str, s3_root: StoreLocation) -> None:
+    s3_root = dataclasses.replace(s3_root, pointer_ttl_seconds=30)
     writer = StoreWriter(s3_root)
     writer.publish("ttl", {"i": 1})
     reader = StoreReader(s3_root)
@@ -51,7 +59,7 @@ def test_pointer_ttl_saves_polls_and_still_moves(s3_endpoint: str, s3_root: str)
     assert StoreReader(s3_root).latest("ttl").data == {"i": 2}  # a new reader polls
 
 
-def test_pointer_never_moves_backwards(s3_root: str) -> None:
+def test_pointer_never_moves_backwards(s3_root: StoreLocation) -> None:
     writer = StoreWriter(s3_root)
     newer = writer.publish("race", {"i": 2})
     # A slow writer whose version is older finishes after the newer one: the pointer keeps the newer.
@@ -62,12 +70,7 @@ def test_pointer_never_moves_backwards(s3_root: str) -> None:
     assert StoreReader(s3_root).latest("race").version == newer.version
 
 
-def _child_root(root: str, options: dict) -> None:
-    register_root_options(root, options)
-
-
-def _writer_proc(root: str, options: dict, ready, tag: int) -> None:
-    _child_root(root, options)
+def _writer_proc(root: StoreLocation, ready, tag: int) -> None:
     writer = StoreWriter(root, retention=5)
     ready.wait()
     for i in range(1, N_WRITES + 1):
@@ -75,8 +78,7 @@ def _writer_proc(root: str, options: dict, ready, tag: int) -> None:
         writer.publish("busy", {"i": value, "payload": [value] * 500}, source={"i": value})
 
 
-def _reader_proc(root: str, options: dict, ready, stop, out) -> None:
-    _child_root(root, options)
+def _reader_proc(root: StoreLocation, ready, stop, out) -> None:
     reader = StoreReader(root)
     seen, errors, mixed, backwards, last_version = 0, [], 0, 0, ""
     ready.wait()
@@ -97,13 +99,12 @@ def _reader_proc(root: str, options: dict, ready, stop, out) -> None:
 
 
 @pytest.mark.slow
-def test_two_writers_and_two_readers_never_see_a_torn_mixed_or_older_snapshot(s3_root: str) -> None:
-    options = open_root(s3_root).options
+def test_two_writers_and_two_readers_never_see_a_torn_mixed_or_older_snapshot(s3_root: StoreLocation) -> None:
     StoreWriter(s3_root).publish("busy", {"i": 0, "payload": []}, source={"i": 0})
     ctx = mp.get_context("spawn")
     ready, stop, out = ctx.Event(), ctx.Event(), ctx.Queue()
-    readers = [ctx.Process(target=_reader_proc, args=(s3_root, options, ready, stop, out)) for _ in range(2)]
-    writers = [ctx.Process(target=_writer_proc, args=(s3_root, options, ready, tag)) for tag in (1, 2)]
+    readers = [ctx.Process(target=_reader_proc, args=(s3_root, ready, stop, out)) for _ in range(2)]
+    writers = [ctx.Process(target=_writer_proc, args=(s3_root, ready, tag)) for tag in (1, 2)]
     for p in [*readers, *writers]:
         p.start()
     ready.set()
@@ -126,13 +127,12 @@ def test_two_writers_and_two_readers_never_see_a_torn_mixed_or_older_snapshot(s3
 _KILLER = textwrap.dedent(
     """
     import os, signal, sys
-    from ade_platform.store import StoreWriter
-    from ade_platform.store.paths import register_root_options
+    from ade_platform.store import S3Options, StoreLocation, StoreWriter
     from ade_platform.store.s3 import S3Root
 
-    root, stage, endpoint, key, secret = sys.argv[1:6]
-    register_root_options(root, {"endpoint_url": endpoint, "access_key_id": key, "secret_access_key": secret,
-                                 "region": "us-east-1"})
+    url, stage, endpoint, key, secret = sys.argv[1:6]
+    root = StoreLocation(url, S3Options(endpoint_url=endpoint, access_key_id=key, secret_access_key=secret,
+                                        region="us-east-1"))
     real_put = S3Root.write_bytes_atomic
     real_cas = S3Root.put_if
     puts = {"n": 0}
@@ -154,7 +154,7 @@ _KILLER = textwrap.dedent(
 
 @pytest.mark.parametrize("stage", ["files", "provenance", "pointer"])
 def test_writer_killed_mid_publish_leaves_previous_version_served(
-    s3_endpoint: str, s3_root: str, stage: str
+    s3_endpoint: str, s3_root: StoreLocation, stage: str
 ) -> None:
     good = StoreWriter(s3_root).publish("victim", files={"a.json": b'{"v": 1}', "b.json": b'{"v": 1}'})
     creds = _creds()
@@ -163,7 +163,7 @@ def test_writer_killed_mid_publish_leaves_previous_version_served(
             sys.executable,
             "-c",
             _KILLER,
-            s3_root,
+            s3_root.url,
             stage,
             s3_endpoint,
             creds["aws_access_key_id"],
@@ -181,14 +181,14 @@ def test_writer_killed_mid_publish_leaves_previous_version_served(
 
 
 def test_a_reader_keeps_the_previous_good_version_when_the_new_one_does_not_verify(
-    s3_endpoint: str, s3_root: str
+    s3_endpoint: str, s3_root: StoreLocation
 ) -> None:
     writer = StoreWriter(s3_root)
     writer.publish("torn", {"i": 1})
     reader = StoreReader(s3_root)
     assert reader.latest("torn").data == {"i": 1}
     bad = writer.publish("torn", {"i": 2})
-    bucket, prefix = s3_root.removeprefix("s3://").split("/", 1)
+    bucket, prefix = s3_root.url.removeprefix("s3://").split("/", 1)
     client = boto3.client("s3", endpoint_url=s3_endpoint, **_creds())
     client.put_object(
         Bucket=bucket, Key=f"{prefix}/torn/versions/{bad.version}/data.json", Body=b'{"i": 666}'

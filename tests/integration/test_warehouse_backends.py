@@ -45,7 +45,7 @@ def publish_manifest(settings: Settings, schema: str, columns: dict[str, str]) -
 def snapshot_with_dagster(settings: Settings, name: str) -> dg.Definitions:
     defs = dg.Definitions.merge(
         build_warehouse_definitions(settings, upstream=[]),
-        dg.Definitions(resources={"store": StoreResource(root=settings.store_root)}),
+        dg.Definitions(resources={"store": StoreResource.from_settings(settings)}),
     )
     job = defs.resolve_implicit_global_asset_job_def()
     result = job.execute_in_process(

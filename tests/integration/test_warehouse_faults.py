@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 
 def definitions(settings: Settings) -> dg.Definitions:
-    store = StoreResource(root=settings.store_root, retention=settings.store.retention)
+    store = StoreResource.from_settings(settings)
     return dg.Definitions.merge(
         build_warehouse_definitions(settings, upstream=[]), dg.Definitions(resources={"store": store})
     )

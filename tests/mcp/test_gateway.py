@@ -98,7 +98,7 @@ def test_not_materialized_says_how_to_materialize(tmp_path: Path) -> None:
 def test_corrupt_snapshot_is_a_structured_error_without_paths(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     StoreWriter(settings.store_root).publish("dbt_lineage_index", {"nodes": {}})
-    (Path(settings.store_root) / "dbt_lineage_index" / "LATEST").write_text("garbage")
+    (Path(settings.store_root.url) / "dbt_lineage_index" / "LATEST").write_text("garbage")
     ok, err = call_tool(build_server(settings), "dbt_get_lineage", {"node_id": "a", "direction": "upstream"})
     assert not ok and err["error"] == "snapshot_corrupt"
     assert str(tmp_path) not in json.dumps(err)

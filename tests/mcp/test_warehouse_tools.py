@@ -27,7 +27,7 @@ TOOLS = {
 
 def copy_demo(demo: Settings, home: Path) -> Settings:
     """The demo's store and DuckDB file under a new ADE_HOME: tests may change them freely."""
-    shutil.copytree(Path(demo.store_root), home / "store")
+    shutil.copytree(Path(demo.store_root.url), home / "store")
     shutil.copytree(demo.home / "warehouse", home / "warehouse")
     return settings_for(home)
 

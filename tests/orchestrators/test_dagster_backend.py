@@ -135,7 +135,7 @@ def test_runs_asset_sensor_and_cached_history(dagster_stack) -> None:
 
     server, runs = dagster_stack
     settings = server._ade_settings
-    store = StoreResource(root=settings.store_root)
+    store = StoreResource.from_settings(settings)
     defs = dg.Definitions.merge(
         build_orchestration_definitions(settings), dg.Definitions(resources={"store": store})
     )

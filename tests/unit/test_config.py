@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from ade_platform.config import ConfigError, load_settings
+from ade_platform.store import StoreReader, StoreWriter
 from mcp_bridge.http_security import http_auth, is_loopback
 from tests.conftest import REPO_ROOT
 
@@ -22,7 +24,7 @@ def test_demo_config_loads_with_paths_relative_to_the_file(tmp_path: Path) -> No
     assert settings.home == tmp_path
     assert settings.dbt is not None and settings.dbt.project_dir == REPO_ROOT / "dbt_demo"
     assert settings.warehouses["demo"].path == tmp_path / "warehouse" / "demo.duckdb"
-    assert settings.store_root == str(tmp_path / "store")
+    assert settings.store_root.url == str(tmp_path / "store")
     assert "dbt-artifacts" in settings.mcp.toolsets
 
 
@@ -110,3 +112,48 @@ def test_http_allow_lists_accept_names_ports_and_origins(tmp_path: Path) -> None
     http = load_settings(write(tmp_path, text), env={}).mcp.http
     assert http.allowed_hosts == ["mcp.example.com", "gw.internal:8443", "[::1]:9000"]
     assert http.allowed_origins == ["https://app.example.com", "http://localhost:6274"]
+
+
+S3_STORE = (
+    "store:\n  root: s3://shared-bucket/store\n  s3:\n    endpoint_url: ${ENDPOINT}\n"
+    "    access_key_id: ${KEY_ID}\n    secret_access_key: ${SECRET}\n"
+)
+
+
+def test_two_settings_on_one_s3_url_each_reach_their_own_endpoint(tmp_path: Path) -> None:
+    # Two configurations (two tenants, a test and the gateway...) name the same bucket behind different endpoints
+    # and keys. A process-wide registry keyed by URL gave the first one's readers the second one's options.
+    path = write(tmp_path, S3_STORE)
+    first = load_settings(path, env={"ENDPOINT": "http://127.0.0.1:9001", "KEY_ID": "first", "SECRET": "s1"})
+    second = load_settings(
+        path, env={"ENDPOINT": "http://127.0.0.1:9002", "KEY_ID": "second", "SECRET": "s2"}
+    )
+    assert first.store_root.url == second.store_root.url
+    readers = StoreReader(first.store_root), StoreReader(second.store_root)  # opened after both were built
+    writer = StoreWriter(first.store_root)
+    for root, port, key in ((readers[0].root, 9001, "first"), (readers[1].root, 9002, "second")):
+        assert root.client.meta.endpoint_url == f"http://127.0.0.1:{port}"  # what boto3 will call
+        assert root.options.access_key_id == key
+    assert writer.root.client.meta.endpoint_url == "http://127.0.0.1:9001"
+    assert "s1" not in repr(first.store_root) and "first" not in repr(first.store_root)
+
+
+def test_loading_settings_writes_nothing_to_the_environment_and_fixes_dagster_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ADE_HOME", "ADE_CONFIG", "DAGSTER_HOME", "LOG_LEVEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ENDPOINT", "http://127.0.0.1:9001")
+    monkeypatch.setenv("KEY_ID", "key")
+    monkeypatch.setenv("SECRET", "secret")
+    path = write(tmp_path, "home: ./home\ndagster:\n  storage: postgres\n" + S3_STORE)
+    before = dict(os.environ)
+    settings = load_settings(path)
+    assert dict(os.environ) == before
+    assert settings.dagster_home == tmp_path / "home" / "dagster"
+    # Resolved once, at load: a later change of the process environment does not move the instance.
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "elsewhere"))
+    assert settings.dagster_home == tmp_path / "home" / "dagster"
+    assert load_settings(path).dagster_home == tmp_path / "elsewhere"
+    assert settings.env_reference("store.s3.secret_access_key") == "SECRET"
+    assert settings.env_reference("store.s3.endpoint_url") == "ENDPOINT"

@@ -1,0 +1,24 @@
+"""`dbt:` the local dbt project the platform builds and reads artifacts from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from ade_platform.config.base import _Model
+
+
+class DbtSettings(_Model):
+    project_dir: Path = Field(description="The dbt project root.")
+    profiles_dir: Path | None = None
+    target: str | None = None
+    target_path: Path | None = Field(
+        None, description="Where dbt writes artifacts; default <home>/dbt/target."
+    )
+    warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    artifact_roots: list[Path] = Field(
+        default_factory=list,
+        description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "
+        "e.g. one target folder per environment.",
+    )
