@@ -14,10 +14,15 @@ from collections.abc import Sequence
 
 from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings, load_settings
+from ade_platform.instance import instance_environment
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(args.config)
+    settings = load_settings(args.config)
+    # A process-wide switch at start-up, not part of loading: the Dagster instance this command and its children
+    # open (on Postgres: the URL with its driver named) reads the environment.
+    os.environ.update(instance_environment(settings, os.environ))
+    return settings
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:

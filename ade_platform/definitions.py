@@ -5,8 +5,6 @@ Settings are read when Dagster loads the code location (the @definitions functio
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 
 from ade_platform.config import Settings, load_settings
@@ -28,8 +26,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     if settings.dbt is not None and settings.dbt.warehouse:
         wh = settings.warehouse(settings.dbt.warehouse)
         if wh.type == "duckdb":
-            # dbt reads its DuckDB path from the environment of the dbt subprocess (see profiles.yml).
-            os.environ["ADE_DUCKDB_PATH"] = str(wh.path)
+            # dbt creates the DuckDB file (its path reaches dbt through the dbt resource's environment).
             wh.path.parent.mkdir(parents=True, exist_ok=True)
     assets: list = [*build_dataset_assets(settings)]
     dbt_defs = build_dbt_assets(settings)

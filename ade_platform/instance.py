@@ -7,6 +7,7 @@ the same file from the same ade.yaml, so on the Postgres profile they all record
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +28,28 @@ def dagster_yaml(settings: Settings) -> str:
     return text
 
 
+def instance_environment(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a process opening the instance needs changed in `environ` (empty when none): on Postgres,
+    the URL with its driver named. dagster-postgres speaks psycopg2; SQLAlchemy's default driver for a bare
+    postgresql:// URL is psycopg 3, whose server-side parameters break Dagster's NOTIFY.
+
+    The `ade` commands apply it to their own environment at start-up, so this process and its children agree."""
+    d = settings.dagster
+    url = environ.get(d.postgres_url_env) if d.storage == "postgres" else None
+    for bare in ("postgresql://", "postgres://"):
+        if url and url.startswith(bare):
+            return {d.postgres_url_env: "postgresql+psycopg2://" + url[len(bare) :]}
+    return {}
+
+
 def ensure_dagster_home(settings: Settings) -> Path:
     """Write DAGSTER_HOME/dagster.yaml when it is missing or one we wrote; a hand-written file is left alone."""
     d = settings.dagster
-    if d.storage == "postgres":
-        url = os.environ.get(d.postgres_url_env)
-        if not url:
-            raise ConfigError(
-                f"dagster.storage: postgres needs the environment variable {d.postgres_url_env} "
-                "(postgresql://user:password@host:port/db)"
-            )
-        # dagster-postgres speaks psycopg2; SQLAlchemy's default driver for a bare postgresql:// URL is psycopg 3,
-        # whose server-side parameters break Dagster's NOTIFY. Name the driver for this process and its children.
-        for bare in ("postgresql://", "postgres://"):
-            if url.startswith(bare):
-                os.environ[d.postgres_url_env] = "postgresql+psycopg2://" + url[len(bare) :]
+    if d.storage == "postgres" and not os.environ.get(d.postgres_url_env):
+        raise ConfigError(
+            f"dagster.storage: postgres needs the environment variable {d.postgres_url_env} "
+            "(postgresql://user:password@host:port/db)"
+        )
     home = settings.dagster_home
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"

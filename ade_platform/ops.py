@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 import warnings
@@ -17,15 +16,13 @@ from ade_platform.live import QUIET_CONSOLE
 
 
 def prepare_dagster_home(settings: Settings) -> str:
-    """Point DAGSTER_HOME at the platform's instance (shared by `ade`, `dagster dev` and live tools)."""
-    home = ensure_dagster_home(settings)
-    os.environ["DAGSTER_HOME"] = str(home)
-    return str(home)
+    """The platform's instance folder (shared by `ade`, `dagster dev` and live tools), with its dagster.yaml."""
+    return str(ensure_dagster_home(settings))
 
 
 def materialize(settings: Settings, select: str, out: TextIO) -> int:
     """Materialize the selected assets in-process, printing each step and asset as it completes."""
-    prepare_dagster_home(settings)
+    home = prepare_dagster_home(settings)
     import dagster as dg
     from dagster._core.utils import make_new_run_id
 
@@ -39,7 +36,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
     if not keys:
         out.write(f"ade: the selection {select!r} matches no asset\n")
         return 2
-    instance = dg.DagsterInstance.get()
+    instance = dg.DagsterInstance.from_config(home)
     job = defs.resolve_implicit_global_asset_job_def()
     run_id = make_new_run_id()
 
@@ -128,13 +125,13 @@ def _progress_line(record: Any, done: int, total: int, started: float) -> tuple[
 
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
     """Each asset: last materialization, age, run id, and whether upstream data is newer (stale)."""
-    prepare_dagster_home(settings)
+    home = prepare_dagster_home(settings)
     import dagster as dg
 
     from ade_platform.definitions import build_definitions
 
     graph = build_definitions(settings).resolve_asset_graph()
-    instance = dg.DagsterInstance.get()
+    instance = dg.DagsterInstance.from_config(home)
     keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
     latest: dict[Any, Any] = {}
     for key in keys:

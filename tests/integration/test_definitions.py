@@ -57,3 +57,50 @@ def test_workspace_module_exposes_lazy_definitions() -> None:
     # Importing the module must not read settings or parse dbt: that happens when Dagster loads `defs`.
     assert callable(module.build_definitions)
     assert module.defs is not None
+
+
+def test_building_definitions_writes_no_environment_variable(tmp_settings: Settings) -> None:
+    import os
+
+    from ade_platform.definitions import build_definitions
+
+    before = dict(os.environ)
+    defs = build_definitions(tmp_settings)
+    assert dict(os.environ) == before
+    # What dbt reads from its environment (profiles.yml: ADE_DUCKDB_PATH) travels with its resource instead.
+    demo = tmp_settings.warehouses["demo"]
+    assert defs.resources["dbt"].env == {"ADE_DUCKDB_PATH": str(demo.path)}
+
+
+def test_secrets_reach_dagster_resources_by_the_name_of_their_variable(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import dagster_snowflake  # noqa: F401  (imported first: snowflake-connector's import sets an Arrow variable)
+    from dagster import EnvVar
+
+    from ade_platform.config import load_settings
+    from ade_platform.defs.resources import StoreResource
+    from ade_platform.defs.warehouse.resources import warehouse_resources
+
+    config = tmp_path / "ade.yaml"
+    config.write_text(
+        "home: ./home\nstore:\n  root: s3://bucket/store\n  s3:\n    access_key_id: ${T_KEY}\n"
+        "    secret_access_key: ${T_SECRET}\nwarehouses:\n"
+        "  sf:\n    type: snowflake\n    account: a\n    user: u\n    password: ${T_SF_PASSWORD}\n"
+        "  literal:\n    type: snowflake\n    account: a\n    user: u\n    password: written-in-the-file\n"
+    )
+    for name, value in {"T_KEY": "key-id", "T_SECRET": "s3-secret", "T_SF_PASSWORD": "sf-secret"}.items():
+        monkeypatch.setenv(name, value)
+    before = dict(os.environ)
+    settings = load_settings(config)
+    store = StoreResource.from_settings(settings)
+    resources = warehouse_resources(settings)
+    assert dict(os.environ) == before
+    assert store.s3_access_key_id == EnvVar("T_KEY") and store.s3_secret_access_key == EnvVar("T_SECRET")
+    assert resources["warehouse_sf"].password == EnvVar("T_SF_PASSWORD")
+    # A literal never becomes the resource's config (the UI would show it): the client takes it from the settings.
+    literal = resources["warehouse_literal"]
+    assert literal.password is None and literal.authenticator == "snowflake"
+    assert not any(secret in repr(resources) for secret in ("sf-secret", "written-in-the-file"))

@@ -60,6 +60,38 @@ class _Translator(DagsterDbtTranslator):
         return spec.replace_attributes(group_name=MODELS_GROUP, description=description)
 
 
+class DbtCli(DbtCliResource):
+    """dagster-dbt's resource, with variables of dbt's own: its `cli` builds dbt's environment from os.environ
+    and takes none (dagster-dbt 0.29), so they are set for the length of the call only (the subprocess starts,
+    and the in-process adapter reads profiles.yml, inside it) and the previous values put back."""
+
+    env: dict[str, str] = {}
+
+    def cli(self, args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        with _environment(self.env):
+            return super().cli(args, **kwargs)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, previous in saved.items():
+            if previous is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = previous
+
+
+def dbt_environment(settings: Settings) -> dict[str, str]:
+    """What dbt reads from its environment: the DuckDB file it builds into (ADE_DUCKDB_PATH, see profiles.yml)."""
+    wh = settings.warehouses.get(settings.dbt.warehouse or "") if settings.dbt else None
+    return {"ADE_DUCKDB_PATH": str(wh.path)} if wh is not None and wh.type == "duckdb" else {}
+
+
 def dbt_executable() -> str:
     # The dbt of the same environment, so `ade` works without the venv on PATH.
     candidate = Path(sys.executable).parent / "dbt"
@@ -78,7 +110,7 @@ def build_dbt_project(settings: Settings) -> DbtProject:
     # parse here with this environment's dbt (dagster-dbt's own `prepare_if_dev` looks for `dbt` on PATH, which
     # an MCP host or a service manager need not have).
     if not project.manifest_path.exists() or os.getenv("DAGSTER_IS_DEV_CLI"):
-        DbtCliResource(project_dir=project, dbt_executable=dbt_executable()).cli(
+        DbtCli(project_dir=project, dbt_executable=dbt_executable(), env=dbt_environment(settings)).cli(
             ["parse", "--quiet"], target_path=project.target_path
         ).wait()
     return project
@@ -318,11 +350,12 @@ def publish_external_artifacts(settings: Settings, watched: Path) -> Any:
     return SensorResult(asset_events=events)
 
 
-def dbt_resource(settings: Settings) -> DbtCliResource:
+def dbt_resource(settings: Settings) -> DbtCli:
     assert settings.dbt is not None
-    return DbtCliResource(
+    return DbtCli(
         project_dir=str(settings.dbt.project_dir),
         profiles_dir=str(settings.dbt.profiles_dir) if settings.dbt.profiles_dir else None,
         target=settings.dbt.target,
         dbt_executable=dbt_executable(),
+        env=dbt_environment(settings),
     )

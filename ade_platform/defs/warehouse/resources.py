@@ -1,28 +1,23 @@
 """One Dagster resource per configured warehouse (key `warehouse_<name>`), and the client built from it.
 
-DuckDB and BigQuery use small resources of ours; Snowflake uses dagster-snowflake's SnowflakeResource,
-whose password is an EnvVar: the resolved secret is placed in a process environment variable named after
-the warehouse, so the Dagster UI shows the variable's name, never its value.
+DuckDB and BigQuery use small resources of ours; Snowflake uses dagster-snowflake's SnowflakeResource. Its
+password is never a literal of the resource: an EnvVar naming the variable ade.yaml read it from (the Dagster UI
+shows the name, never the value); otherwise the resource has none and the client connects with the password of
+the settings.
 """
 
-import os
 import re
 from typing import Any
 
-from dagster import ConfigurableResource, EnvVar
+from dagster import ConfigurableResource
 
 from ade_platform.clients.warehouses import WarehouseClient, open_client
 from ade_platform.config import Settings
-
-_ENV_UNSAFE = re.compile(r"[^A-Z0-9_]")
+from ade_platform.defs.resources import env_var_for
 
 
 def resource_key(warehouse: str) -> str:
     return "warehouse_" + re.sub(r"[^A-Za-z0-9_]", "_", warehouse)
-
-
-def password_env(warehouse: str) -> str:
-    return "ADE_WAREHOUSE_" + _ENV_UNSAFE.sub("_", warehouse.upper()) + "_PASSWORD"
 
 
 class DuckDBWarehouseResource(ConfigurableResource):
@@ -86,11 +81,11 @@ def warehouse_resources(settings: Settings) -> dict[str, Any]:
                 timeout_seconds=timeout,
             )
         else:
-            resources[key] = _snowflake_resource(name, wh, timeout)
+            resources[key] = _snowflake_resource(settings, name, wh, timeout)
     return resources
 
 
-def _snowflake_resource(name: str, wh: Any, timeout: float) -> Any:
+def _snowflake_resource(settings: Settings, name: str, wh: Any, timeout: float) -> Any:
     from dagster_snowflake import SnowflakeResource
 
     from ade_platform.clients.warehouses.snowflake import connection_args
@@ -103,11 +98,12 @@ def _snowflake_resource(name: str, wh: Any, timeout: float) -> Any:
         if k in args
     }
     args.pop("application", None)
-    password = None
-    if wh.password is not None:
-        env = password_env(name)
-        os.environ[env] = wh.password.get_secret_value()
-        password = EnvVar(env)
+    password = env_var_for(settings, f"warehouses.{name}.password", wh.password)
+    if password is None and wh.password is not None:
+        # Not in the environment under a name the resource could give (a literal in ade.yaml, settings built in
+        # code): the resource names Snowflake's own password authenticator and holds no secret; client_for
+        # connects with the password of the settings.
+        direct["authenticator"] = "snowflake"
     return SnowflakeResource(password=password, additional_snowflake_connection_args=args or None, **direct)
 
 
@@ -117,4 +113,6 @@ def client_for(resource: Any, name: str, settings: Settings) -> WarehouseClient:
         return resource.client()
     wh = settings.warehouses[name]
     timeout = settings.limits.query_timeout_seconds
+    if wh.password is not None and resource.password is None:
+        return open_client(name, wh, timeout)  # a password the resource does not hold (see _snowflake_resource)
     return open_client(name, wh, timeout, connection_factory=lambda: resource.get_connection(raw_conn=True))
