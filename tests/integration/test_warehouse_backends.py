@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import dagster as dg
 import pytest
 import snowflake.connector
 
-from ade_platform.config import BigQueryWarehouse, Settings, SnowflakeWarehouse
+from ade_platform.config import BigQueryWarehouse, Settings, SnowflakeWarehouse, load_settings
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse import build_warehouse_definitions
 from ade_platform.store import StoreReader, StoreWriter
@@ -220,3 +221,29 @@ def test_bigquery_through_the_rest_fake(tmp_path: Path) -> None:
             and body["warehouse_type"] == "bigquery"
         )
         assert ("POST", "/bigquery/v2/projects/proj-x/jobs") in fake.requests  # the dry run
+
+
+def test_snowflake_password_from_the_environment_reaches_dagster_as_its_variable(
+    fakesnow_server: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`password: ${VAR}`: the resource names VAR (an EnvVar) and dagster-snowflake's connection is the one used."""
+    con = snowflake.connector.connect(account="acct", user="u", password="pw", **fakesnow_server)
+    for statement in (
+        "create database if not exists ENV_SF",
+        "create schema if not exists ENV_SF.SALES",
+        "create or replace table ENV_SF.SALES.ITEMS (ITEM_ID int)",
+    ):
+        con.cursor().execute(statement)
+    con.close()
+    monkeypatch.setenv("ADE_TEST_SF_PASSWORD", "from-the-environment")
+    config = tmp_path / "ade.yaml"
+    config.write_text(
+        "warehouses:\n  sf:\n    type: snowflake\n    account: acct\n    user: u\n"
+        "    password: ${ADE_TEST_SF_PASSWORD}\n    database: ENV_SF\n    schemas: [SALES]\n"
+        f"    host: {fakesnow_server['host']}\n    port: {fakesnow_server['port']}\n"
+        f"    protocol: {fakesnow_server['protocol']}\n"
+    )
+    settings = load_settings(config, env={**os.environ, "ADE_HOME": str(tmp_path / "ade")})
+    defs = snapshot_with_dagster(settings, "sf")
+    assert defs.resources["warehouse_sf"].password == dg.EnvVar("ADE_TEST_SF_PASSWORD")
+    assert StoreReader(settings.store_root).latest("warehouse_schema_sf").data["table_count"] == 1

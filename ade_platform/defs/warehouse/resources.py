@@ -9,7 +9,7 @@ the settings.
 import re
 from typing import Any
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, EnvVar
 
 from ade_platform.clients.warehouses import WarehouseClient, open_client
 from ade_platform.config import Settings
@@ -98,7 +98,7 @@ def _snowflake_resource(settings: Settings, name: str, wh: Any, timeout: float) 
         if k in args
     }
     args.pop("application", None)
-    password = env_var_for(settings, f"warehouses.{name}.password", wh.password)
+    password = _password_var(settings, name, wh)
     if password is None and wh.password is not None:
         # Not in the environment under a name the resource could give (a literal in ade.yaml, settings built in
         # code): the resource names Snowflake's own password authenticator and holds no secret; client_for
@@ -107,12 +107,18 @@ def _snowflake_resource(settings: Settings, name: str, wh: Any, timeout: float) 
     return SnowflakeResource(password=password, additional_snowflake_connection_args=args or None, **direct)
 
 
+def _password_var(settings: Settings, name: str, wh: Any) -> EnvVar | None:
+    return env_var_for(settings, f"warehouses.{name}.password", wh.password)
+
+
 def client_for(resource: Any, name: str, settings: Settings) -> WarehouseClient:
     """The warehouse client behind a resource (Snowflake's connections come from dagster-snowflake)."""
     if hasattr(resource, "client"):
         return resource.client()
     wh = settings.warehouses[name]
     timeout = settings.limits.query_timeout_seconds
-    if wh.password is not None and resource.password is None:
-        return open_client(name, wh, timeout)  # a password the resource does not hold (see _snowflake_resource)
+    if wh.password is not None and _password_var(settings, name, wh) is None:
+        return open_client(
+            name, wh, timeout
+        )  # a password the resource does not hold (see _snowflake_resource)
     return open_client(name, wh, timeout, connection_factory=lambda: resource.get_connection(raw_conn=True))
