@@ -282,6 +282,18 @@ class DbtInputs:
         )
         return (report, index) if current else None
 
+    def invocation(self, run_results: Snapshot) -> dict[str, Any] | None:
+        """What dbt's own log says of the run behind a stored run_results.json: that run (`this_run: true`), or
+        a newer invocation whose results the store does not have (failed before writing them, or running).
+        None for an artifact read from a path, or when the log says nothing newer."""
+        if run_results.provenance.source.get("origin") == "file":
+            return None
+        related = self.ctx.staleness().related_invocation(run_results.provenance)
+        if related is None:
+            return None
+        found, this_run = related
+        return {**found.to_dict(), "this_run": this_run}
+
     # ---- answers ---------------------------------------------------------------------------------
     def answer(self, primary: Snapshot, body: dict[str, Any], *others: Snapshot | None) -> dict[str, Any]:
         """Stamp provenance: the store snapshot (source "cache") or the file (source "file")."""

@@ -158,7 +158,12 @@ def build(ctx: BridgeContext) -> FastMCP:
     @server.tool(annotations=READ_ONLY, output_schema=published[FailedModelsAnswer])
     def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
-        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals."""
+        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals.
+
+        `invocation` is what dbt's own log says: this run's outcome and error (`this_run: true`), or a newer
+        invocation outside ADE whose results are not here (`this_run: false`): one that failed before writing
+        any (`status: parse_error`, e.g. a Jinja error or a missing ref), or is still running; the answer is
+        then `stale` with the reason."""
         snapshot = inputs.artifact("run-results", run_results_path)
         index_snap, index = inputs.optional_index()
         key = f"failed:{index_snap.version if index_snap else '-'}"
@@ -167,6 +172,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         for name in ("failed", "skipped", "warnings"):
             body[name], cut = _capped(summary[name], max_rows)
             body["truncated"] = body.get("truncated", False) or cut
+        invocation = inputs.invocation(snapshot)
+        if invocation is not None:
+            body["invocation"] = invocation
         return as_result(inputs.answer(snapshot, body, index_snap))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[SilentSkipAnswer])
@@ -208,6 +216,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             "all_satisfied": all(p["severity"] == "ok" for p in found),
             "missing_total": sum(len(p["missing_node_ids"]) for p in found),
         }
+        invocation = inputs.invocation(snapshot)
+        if invocation is not None:
+            body["invocation"] = invocation
         return as_result(inputs.answer(snapshot, body, index_snap))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[SchemaAnswer])

@@ -160,8 +160,11 @@ def test_a_failed_build_is_reported_on_the_first_call(shop: Settings) -> None:
     assert ok and after["failed"] == [], after
 
 
-def test_a_dbt_run_outside_ade_flags_answers_stale_until_the_sensor_publishes_it(shop: Settings) -> None:
+def test_a_dbt_run_outside_ade_is_published_by_the_first_answer_without_a_daemon(shop: Settings) -> None:
+    from dagster import SkipReason
+
     from ade_platform.defs.dbt import publish_external_artifacts
+    from ade_platform.lib.dbt.refresh import BY_GATEWAY
     from ade_platform.lib.dbt.staleness import watched_target
 
     project = shop.dbt.project_dir  # type: ignore[union-attr]
@@ -196,20 +199,17 @@ def test_a_dbt_run_outside_ade_flags_answers_stale_until_the_sensor_publishes_it
         orders.write_text(good)
     assert (target / "run_results.json").exists()
 
-    ok, stale = _call(shop, "dbt_get_failed_models")
-    assert ok, stale
-    assert stale["provenance"]["stale"] is True, stale["provenance"]
-    assert "run_results.json" in stale["provenance"]["stale_reason"]
-    assert stale["failed"] == []  # still the snapshot's answer, but it says it is superseded
-    ok, graph = _call(shop, "dbt_get_lineage", {"node_id": "orders", "direction": "upstream"})
-    assert ok and graph["provenance"]["stale"] is True, graph["provenance"]
-
-    # The Dagster sensor's tick publishes what dbt wrote there; the next answer describes that run.
-    publish_external_artifacts(shop, target)
+    # No Dagster daemon runs here: the gateway publishes what dbt wrote before it answers.
     ok, fresh = _call(shop, "dbt_get_failed_models")
     assert ok, fresh
     assert fresh["provenance"]["stale"] is False, fresh["provenance"]
+    assert fresh["provenance"]["published_by"] == BY_GATEWAY
     assert [f["name"] for f in fresh["failed"]] == ["orders"], fresh
+    assert fresh["invocation"]["this_run"] is True and fresh["invocation"]["status"] == "error", fresh
+    ok, graph = _call(shop, "dbt_get_lineage", {"node_id": "orders", "direction": "upstream"})
+    assert ok and graph["provenance"]["stale"] is False, graph["provenance"]
+    # The sensor's tick, when a daemon runs, finds it published already: nothing twice.
+    assert isinstance(publish_external_artifacts(shop, target), SkipReason)
     shutil.rmtree(target)
 
 
