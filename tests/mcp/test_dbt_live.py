@@ -170,13 +170,15 @@ def test_a_stdio_gateway_with_no_daemon_reports_outside_runs_failed_and_unparsab
     a = seen["a"]
     assert [f["name"] for f in a["failed"]] == ["orders"], a
     assert "order_totals" in {s["name"] for s in a["skipped"]}
-    assert a["provenance"]["stale"] is False and a["provenance"]["published_by"] == BY_GATEWAY, a["provenance"]
+    prov = a["provenance"]
+    assert prov["stale"] is False and prov["published_by"] == BY_GATEWAY, prov
     assert a["invocation"]["this_run"] is True and a["invocation"]["status"] == "error", a["invocation"]
 
     assert seen["b_exit"] == 2
     b = seen["b"]
     invocation = b["invocation"]
-    assert (invocation["status"], invocation["command"], invocation["this_run"]) == ("parse_error", "build", False)
+    assert invocation["status"] == "parse_error" and invocation["command"] == "build", invocation
+    assert invocation["this_run"] is False
     assert invocation["wrote_artifacts"] is False and "Compilation Error" in invocation["error"], invocation
     assert any("orders" in n for n in invocation["failed_nodes"]), invocation
     assert b["provenance"]["stale"] is True, b["provenance"]
