@@ -122,15 +122,24 @@ class BridgeContext:
         return spec_name
 
     def cached_answer(
-        self, snapshot: Snapshot, body: dict[str, Any], *, stale_reason: str | None = None
+        self,
+        snapshot: Snapshot,
+        body: dict[str, Any],
+        *,
+        stale_reason: str | None = None,
+        observations: list[Observation] | None = None,
     ) -> dict[str, Any]:
         """Stamp an answer computed from a store snapshot with where it came from and how old it is.
 
         `stale_reason`: the caller knows the source changed since the snapshot (a newer run, a newer file); the
         answer is then flagged stale whatever its age, and says why. Without one, the staleness detector
         looks for such a change itself (dbt snapshots: a newer artifact file, a build not yet published).
+        `observations`: live observations newer than the snapshot that the answer used in its place (named in
+        `provenance.observations`: key, the tool that observed it, when).
         """
         stamp = snapshot.provenance.stamp()
+        if observations:
+            stamp["observations"] = [o.stamp() for o in observations]
         if stale_reason is None:
             stale_reason = self.staleness().stale_reason(snapshot.provenance)
         limit = self.settings.mcp.max_staleness_seconds
@@ -141,7 +150,7 @@ class BridgeContext:
         return {**body, "provenance": stamp}
 
     # ---- live observations: what one agent saw, the next one sees ---------------------------------------
-    def observed(self, tool: str, answer: T, **facts: Any) -> T:
+    def observed(self, tool: str, answer: T, /, **facts: Any) -> T:
         """Record what a live tool's answer observed (ade_platform/lib/live_observations.py) and return the
         answer unchanged. Never fails the answer: the store write happens in the background."""
         try:
@@ -197,6 +206,10 @@ class _ObservationWriter:
         from ade_platform.store import StoreWriter
 
         self.writer = StoreWriter(settings.store_root, retention=settings.store.retention)
+        self.bounds = {
+            "max_per_key": settings.mcp.observations_per_key,
+            "max_keys": settings.mcp.observation_keys,
+        }
         self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=_OBSERVATION_QUEUE)
         self.thread = threading.Thread(target=self._run, name="ade-observations", daemon=True)
         self.thread.start()
@@ -215,7 +228,14 @@ class _ObservationWriter:
             kind, key, state, source, asset, observed_at = self.queue.get()
             try:
                 record_observation(
-                    self.writer, kind, key, state, source=source, asset=asset, observed_at=observed_at
+                    self.writer,
+                    kind,
+                    key,
+                    state,
+                    source=source,
+                    asset=asset,
+                    observed_at=observed_at,
+                    **self.bounds,
                 )
             except Exception:
                 log.warning("could not record an observation of %s %s", kind, key, exc_info=True)

@@ -25,7 +25,17 @@ from typing import Any, NamedTuple
 
 from ade_platform.lib.bi.names import health_asset
 from ade_platform.lib.warehouse.names import freshness_asset, schema_asset
-from ade_platform.store.observations import dashboard_key, job_key, run_key, table_key, tile_key
+from ade_platform.store import Snapshot, StoreReader
+from ade_platform.store.observations import (
+    Observation,
+    dashboard_key,
+    job_key,
+    latest_observation,
+    latest_observations,
+    run_key,
+    table_key,
+    tile_key,
+)
 
 DBT_CLOUD_RUNS = "dbt_cloud_runs"
 
@@ -61,12 +71,8 @@ def table_schema(table: Mapping[str, Any] | None, facts: Mapping[str, Any]) -> l
     warehouse, parts = facts["warehouse"], list(facts["parts"])
     if table is None:
         key, state = table_key(warehouse, parts[-2], parts[-1]), {"exists": False}
-    else:
-        key = table_key(warehouse, table["schema"], table["name"])
-        columns = [
-            {"name": c["name"], "type": c["type"], "nullable": c.get("nullable")} for c in table["columns"]
-        ]
-        state = {"exists": True, "table_type": table.get("table_type"), "columns": columns}
+    else:  # the table as a schema snapshot holds it: an answer from the snapshot can use it in its place
+        key, state = table_key(warehouse, table["schema"], table["name"]), {"exists": True, **table}
     return [Observed("table_schema", key, state, schema_asset(warehouse))]
 
 
@@ -114,3 +120,43 @@ def from_answer(tool: str, answer: Any, facts: Mapping[str, Any]) -> list[Observ
     """The observations in a live tool's answer (none for a tool not listed in FROM_ANSWER)."""
     build = FROM_ANSWER.get(tool)
     return build(answer, facts) if build is not None else []
+
+
+# ---- cached answers that prefer a newer observation to an older snapshot ------------------------------------
+def tile_errors(observation: Observation) -> dict[str, str]:
+    """Element id -> error, from a bi_dashboard_health observation (the shape the health snapshot gives)."""
+    tiles = observation.state.get("elements") or {}
+    return {tid: t.get("error") or "error" for tid, t in tiles.items() if t.get("status") == "error"}
+
+
+def schema_with_observations(
+    reader: StoreReader, warehouse: str, snapshot: Snapshot
+) -> tuple[dict[str, Any], list[Observation]]:
+    """A warehouse schema snapshot's data with the tables read live since it was taken in their place (a table
+    observed gone is left out), and those observations; the snapshot's own data when there are none (a stat)."""
+    since = snapshot.provenance.materialized_epoch
+    seen = latest_observations(reader, "table_schema", prefix=f"{warehouse}:".lower(), since=since)
+    if not seen:
+        return snapshot.data, []
+    newer = {o.key: o.state for o in seen}
+    tables = []
+    for table in snapshot.data.get("tables", []):
+        state = newer.pop(table_key(warehouse, table["schema"], table["name"]), None)
+        if state is None:
+            tables.append(table)
+        elif state.get("exists"):
+            tables.append({k: v for k, v in state.items() if k != "exists"})
+    tables += [{k: v for k, v in s.items() if k != "exists"} for s in newer.values() if s.get("exists")]
+    return {**snapshot.data, "tables": tables}, seen
+
+
+def newer_freshness(
+    reader: StoreReader, warehouse: str, table: Mapping[str, Any], column: str, snapshot: Snapshot
+) -> Observation | None:
+    """A live freshness check of this table and column newer than the freshness snapshot, if any."""
+    seen = latest_observation(
+        reader, "source_freshness", table_key(warehouse, table["schema"], table["name"])
+    )
+    if seen is None or seen.observed_at <= snapshot.provenance.materialized_epoch:
+        return None
+    return seen if str(seen.state.get("column") or "").lower() == column.lower() else None

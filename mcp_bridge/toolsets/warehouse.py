@@ -21,6 +21,7 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ade_platform.clients.warehouses import WarehouseClient, WarehouseError, open_client
+from ade_platform.lib.live_observations import newer_freshness, schema_with_observations
 from ade_platform.lib.warehouse import drift, freshness, manifest
 from ade_platform.lib.warehouse import schema as wschema
 from ade_platform.lib.warehouse.names import freshness_asset, schema_asset
@@ -205,7 +206,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             if exc.code in UNREACHABLE:
                 return None, None, exc.code
             raise ToolFailure(exc.code, exc.detail) from None
-        return result.value, result, None
+        return ctx.observed(tool, result.value, warehouse=name, parts=parts), result, None
 
     def optional_snapshot(name: str) -> Snapshot | None:
         try:
@@ -223,7 +224,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             }
         return stamp
 
-    def fallback(snapshot: Snapshot | None, code: str, body: dict[str, Any]) -> dict[str, Any]:
+    def fallback(
+        snapshot: Snapshot | None, code: str, body: dict[str, Any], seen: Any = None
+    ) -> dict[str, Any]:
         if snapshot is None:
             raise ToolFailure(
                 code, f"the warehouse cannot be read now ({code}) and no schema snapshot exists"
@@ -233,6 +236,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             body,
             stale_reason=f"the warehouse could not be read live ({code}); answered from the "
             "latest schema snapshot, which may miss changes made since",
+            observations=seen,
         )
         answer["provenance"]["live_error"] = code
         return answer
@@ -268,11 +272,13 @@ def build(ctx: BridgeContext) -> FastMCP:
             snapshot = optional_snapshot(name)
             if snapshot is None:
                 raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
-            body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
-            return fallback(snapshot, error, {**body, "warehouse": name})
+            data, seen = schema_with_observations(ctx.reader, name, snapshot)  # newer live reads win
+            body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+            return fallback(snapshot, error, {**body, "warehouse": name}, seen)
         snapshot = schema_snapshot(name)
-        body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
-        return ctx.cached_answer(snapshot, {**body, "warehouse": name})
+        data, seen = schema_with_observations(ctx.reader, name, snapshot)
+        body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+        return ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[DriftAnswer])
     def warehouse_detect_schema_drift(
@@ -380,12 +386,15 @@ def build(ctx: BridgeContext) -> FastMCP:
         tracked = _tracked_freshness(ctx, name, table, column["name"])
         if tracked is not None:
             fresh_snap, entry = tracked
+            seen = newer_freshness(
+                ctx.reader, name, table, column["name"], fresh_snap
+            )  # a newer live check wins
             body = freshness.freshness_answer(
-                table_name, column["name"], entry["max_timestamp"], freshness_threshold_hours,
-                datetime.now(UTC), entry.get("row_count"),
+                table_name, column["name"], seen.state["max_timestamp"] if seen else entry["max_timestamp"],
+                freshness_threshold_hours, datetime.now(UTC), entry.get("row_count"),
             )  # fmt: skip
-            body["observed_at"] = fresh_snap.provenance.materialized_at
-            return ctx.cached_answer(fresh_snap, body)
+            body["observed_at"] = seen.observed_iso if seen else fresh_snap.provenance.materialized_at
+            return ctx.cached_answer(fresh_snap, body, observations=[seen] if seen else None)
         from ade_platform.lib.warehouse.sql import max_timestamp_sql
 
         parts = [p for p in (table.get("database"), table["schema"], table["name"]) if p]
@@ -400,7 +409,12 @@ def build(ctx: BridgeContext) -> FastMCP:
             )
 
         args = {"table_name": table_name, "timestamp_column": timestamp_column, "warehouse": name}
-        return live("warehouse_check_freshness", args, run)
+        return ctx.observed(
+            "warehouse_check_freshness",
+            live("warehouse_check_freshness", args, run),
+            warehouse=name,
+            table=table,
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[QueryHistoryAnswer])
     def warehouse_get_query_history(

@@ -303,7 +303,9 @@ def publish_external_artifacts(settings: Settings, watched: Path) -> Any:
     except PublisherBusy:
         return SkipReason("another publisher (a gateway) is publishing the dbt target folder now")
     if not published:
-        return SkipReason("the newer artifacts are not readable yet (dbt still writing?), or were just published")
+        return SkipReason(
+            "the newer artifacts are not readable yet (dbt still writing?), or were just published"
+        )
     events = [
         AssetMaterialization(
             asset_key=ARTIFACT_ASSETS.get(kind, LINEAGE_INDEX_ASSET),
