@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("ade.mcp")
 T = TypeVar("T")
 _OBSERVATION_QUEUE = 1_000
+_RECORDER: _Recorder | None = None
+_RECORDER_LOCK = threading.Lock()
 
 
 class BridgeReader(StoreReader):
@@ -165,14 +167,19 @@ class BridgeContext:
     def observe(self, kind: str, key: str, state: dict, *, source: str, asset: str | None = None) -> None:
         """Queue one observation for the store (deduplicated there against the newest state of its key)."""
         if self._observations is None:
-            with self._live_lock:
-                if self._observations is None:
-                    self._observations = _ObservationWriter(self.settings)
-        self._observations.put(kind, key, state, source, asset, time.time())
+            from ade_platform.store import StoreWriter
+
+            mcp = self.settings.mcp
+            writer = StoreWriter(self.settings.store_root, retention=self.settings.store.retention)
+            self._observations = (
+                writer,
+                {"max_per_key": mcp.observations_per_key, "max_keys": mcp.observation_keys},
+            )
+        _recorder().put(*self._observations, kind, key, state, source, asset, time.time())
 
     def flush_observations(self, timeout: float = 10.0) -> bool:
         """Wait until every queued observation is in the store (tests, shutdown)."""
-        return self._observations.flush(timeout) if self._observations is not None else True
+        return flush_all_observations(timeout)
 
     def newer_observation(self, kind: str, key: str, than: float | str | None) -> Observation | None:
         """The newest observation of a key when it is newer than `than` (epoch seconds or ISO-8601; None: any),
@@ -184,6 +191,11 @@ class BridgeContext:
             return None
         threshold = _epoch(than)
         return found if threshold is None or found.observed_at > threshold else None
+
+
+def flush_all_observations(timeout: float = 10.0) -> bool:
+    """Wait until the observations queued by every gateway of this process are in the store (tests, shutdown)."""
+    return _RECORDER.flush(timeout) if _RECORDER is not None else True
 
 
 def _epoch(value: float | str | None) -> float | None:
@@ -198,26 +210,19 @@ def _epoch(value: float | str | None) -> float | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
-class _ObservationWriter:
-    """One background thread writing queued observations to the store, so a live answer never waits on it.
-    A full queue drops (and logs) rather than slowing answers; the thread drains the queue at exit."""
+class _Recorder:
+    """The one background thread of this process that writes queued observations to the store, so a live answer
+    never waits on a disk. A full queue drops (and logs) rather than slowing answers; exit drains the queue."""
 
-    def __init__(self, settings: Settings):
-        from ade_platform.store import StoreWriter
-
-        self.writer = StoreWriter(settings.store_root, retention=settings.store.retention)
-        self.bounds = {
-            "max_per_key": settings.mcp.observations_per_key,
-            "max_keys": settings.mcp.observation_keys,
-        }
+    def __init__(self) -> None:
         self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=_OBSERVATION_QUEUE)
         self.thread = threading.Thread(target=self._run, name="ade-observations", daemon=True)
         self.thread.start()
         atexit.register(self.flush, 5.0)
 
-    def put(self, *item: Any) -> None:
+    def put(self, writer: Any, bounds: dict[str, int], *item: Any) -> None:
         try:
-            self.queue.put_nowait(item)
+            self.queue.put_nowait((writer, bounds, *item))
         except queue.Full:
             log.warning("observation queue full: dropping an observation of %s %s", item[0], item[1])
 
@@ -225,17 +230,10 @@ class _ObservationWriter:
         from ade_platform.store.observations import record_observation
 
         while True:
-            kind, key, state, source, asset, observed_at = self.queue.get()
+            writer, bounds, kind, key, state, source, asset, observed_at = self.queue.get()
             try:
                 record_observation(
-                    self.writer,
-                    kind,
-                    key,
-                    state,
-                    source=source,
-                    asset=asset,
-                    observed_at=observed_at,
-                    **self.bounds,
+                    writer, kind, key, state, source=source, asset=asset, observed_at=observed_at, **bounds
                 )
             except Exception:
                 log.warning("could not record an observation of %s %s", kind, key, exc_info=True)
@@ -249,3 +247,11 @@ class _ObservationWriter:
                 return False
             time.sleep(0.005)
         return True
+
+
+def _recorder() -> _Recorder:
+    global _RECORDER
+    with _RECORDER_LOCK:
+        if _RECORDER is None:
+            _RECORDER = _Recorder()
+        return _RECORDER

@@ -138,16 +138,30 @@ def schema_with_observations(
     seen = latest_observations(reader, "table_schema", prefix=f"{warehouse}:".lower(), since=since)
     if not seen:
         return snapshot.data, []
-    newer = {o.key: o.state for o in seen}
+    newer = {o.key: o for o in seen}
     tables = []
     for table in snapshot.data.get("tables", []):
-        state = newer.pop(table_key(warehouse, table["schema"], table["name"]), None)
-        if state is None:
+        found = newer.pop(table_key(warehouse, table["schema"], table["name"]), None)
+        if found is None:
             tables.append(table)
-        elif state.get("exists"):
-            tables.append({k: v for k, v in state.items() if k != "exists"})
-    tables += [{k: v for k, v in s.items() if k != "exists"} for s in newer.values() if s.get("exists")]
+        elif found.state.get("exists"):
+            tables.append(observed_table(found))
+    tables += [observed_table(o) for o in newer.values() if o.state.get("exists")]
     return {**snapshot.data, "tables": tables}, seen
+
+
+def observed_table(observation: Observation) -> dict[str, Any] | None:
+    """The table a table_schema observation saw, in a schema snapshot's shape (None: it was gone)."""
+    state = observation.state
+    return {k: v for k, v in state.items() if k != "exists"} if state.get("exists") else None
+
+
+def newer_table(
+    reader: StoreReader, warehouse: str, schema: str, name: str, snapshot: Snapshot
+) -> Observation | None:
+    """A live read of one table newer than the schema snapshot, if any."""
+    seen = latest_observation(reader, "table_schema", table_key(warehouse, schema, name))
+    return seen if seen is not None and seen.observed_at > snapshot.provenance.materialized_epoch else None
 
 
 def newer_freshness(

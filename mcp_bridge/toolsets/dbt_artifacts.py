@@ -232,14 +232,21 @@ def build(ctx: BridgeContext) -> FastMCP:
         ],
     ) -> ToolResult:
         """Columns of a model (or seed, snapshot, source): declared in the manifest or observed in the
-        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift."""
+        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift.
+        With source=catalog, a live read of the relation made since the catalog (warehouse_get_schema,
+        warehouse_detect_schema_drift, any agent's) takes its place: columns_observed_at and
+        provenance.observations say so."""
         snapshot, index = inputs.index()
         uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
         if source == "manifest":
             return as_result(ctx.cached_answer(snapshot, schema.manifest_schema(index, uid)))
         catalog_snap = inputs.artifact("catalog", None)
-        body = schema.catalog_schema(index, inputs.catalog(catalog_snap), uid)
-        return as_result(inputs.answer(catalog_snap, body, snapshot))
+        catalog = inputs.catalog(catalog_snap)
+        body = schema.catalog_schema(index, catalog, uid)
+        seen = inputs.observed_relation(index, catalog, uid, catalog_snap)
+        if seen is not None:  # a live read of the relation since the catalog: the warehouse as it is now
+            body = schema.with_observed_columns(body, seen.state, seen.observed_iso)
+        return as_result(inputs.answer(catalog_snap, body, snapshot, observations=[seen] if seen else None))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[PiiAnswer])
     def dbt_scan_pii_risk(

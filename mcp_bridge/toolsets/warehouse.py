@@ -21,7 +21,12 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ade_platform.clients.warehouses import WarehouseClient, WarehouseError, open_client
-from ade_platform.lib.live_observations import newer_freshness, schema_with_observations
+from ade_platform.lib.live_observations import (
+    newer_freshness,
+    newer_table,
+    observed_table,
+    schema_with_observations,
+)
 from ade_platform.lib.warehouse import drift, freshness, manifest
 from ade_platform.lib.warehouse import schema as wschema
 from ade_platform.lib.warehouse.names import freshness_asset, schema_asset
@@ -320,10 +325,14 @@ def build(ctx: BridgeContext) -> FastMCP:
         args = {"model_name": model_name, "warehouse": name}
         live_table, result, error = observe_table("warehouse_detect_schema_drift", name, parts, args)
         checked_at = freshness.iso(datetime.now(UTC))
+        seen = None
         if error is not None:
             if snapshot is None:
                 raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
-            table = _relation_table(snapshot, relation)
+            # An earlier live read of the table (any agent's) is newer than the snapshot: it wins.
+            seen = newer_table(ctx.reader, name, relation.schema, relation.identifier, snapshot)
+            live_table = observed_table(seen) if seen else None
+            table = live_table if seen else _relation_table(snapshot, relation)
         else:
             table = live_table
         report = drift.compare(relation, table, wh.type)
@@ -335,8 +344,8 @@ def build(ctx: BridgeContext) -> FastMCP:
             history = [h for h in history if h.version <= snapshot.version] or [
                 drift.SnapshotRef(snapshot.version, snapshot.provenance.materialized_at)
             ]
-            if error is None:  # the live observation is the newest state; snapshots say since when
-                history.insert(0, drift.SnapshotRef(LIVE_VERSION, checked_at))
+            if error is None or seen:  # the live observation is the newest state; snapshots say since when
+                history.insert(0, drift.SnapshotRef(LIVE_VERSION, seen.observed_iso if seen else checked_at))
 
             def table_at(version: str) -> dict[str, Any] | None:
                 if version == LIVE_VERSION:
@@ -346,11 +355,17 @@ def build(ctx: BridgeContext) -> FastMCP:
 
             drift.since_when(report, history, table_at, wh.type)
         report["checked_at"] = checked_at
-        report["observed_at"] = checked_at if error is None else snapshot.provenance.materialized_at
+        report["observed_at"] = (
+            checked_at
+            if error is None
+            else seen.observed_iso
+            if seen
+            else snapshot.provenance.materialized_at
+        )
         report["declared_in"] = {"asset": manifest_snap.asset, "version": manifest_snap.version}
         report["warehouse"] = name
         if error is not None:
-            return fallback(snapshot, error, report)
+            return fallback(snapshot, error, report, [seen] if seen else None)
         return {**report, "provenance": live_stamp(result, snapshot)}
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[FreshnessAnswer])

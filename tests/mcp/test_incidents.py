@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ade_platform.config import Settings, load_settings
+from mcp_bridge.context import flush_all_observations
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool
 
@@ -255,7 +256,9 @@ def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settin
         assert ok and schema["provenance"]["source"] == "live", schema
         assert [c["column_name"] for c in schema["columns"]] == ["order_id", "order_status", "amount"]
 
-        # Unreachable warehouse: the snapshot's answer, flagged stale with the error code.
+        # Unreachable warehouse: the snapshot's answer, flagged stale with the error code, with the live reads
+        # made since (recorded in the background: waited for here) in the snapshot's place.
+        assert flush_all_observations()
         path = _warehouse(shop)
         moved = path.with_name("away.duckdb")
         path.rename(moved)
@@ -271,8 +274,15 @@ def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settin
             prov = answer["provenance"]
             assert prov["source"] == "cache" and prov["stale"] is True, prov
             assert prov["live_error"] == "connection_failed" and "connection_failed" in prov["stale_reason"]
-        assert cached["drift_detected"] is False  # what the snapshot knew
-        assert "status" in [c["column_name"] for c in cached_schema["columns"]]
+        # Not what the snapshot knew: what the live reads above saw, newer than it, and named as such.
+        assert cached["drift_detected"] is True and cached["likely_renames"], cached
+        assert cached["added_in_warehouse"][0]["since"]["first_seen_version"] == "live"
+        assert "order_status" in [c["column_name"] for c in cached_schema["columns"]]
+        for answer in (cached, cached_schema):
+            (seen,) = answer["provenance"]["observations"]
+            assert seen["key"] == "shop:main.orders" and seen["source"] == "warehouse_detect_schema_drift", (
+                seen
+            )
     finally:
         with writing(_warehouse(shop)), duckdb.connect(str(_warehouse(shop))) as con:
             con.execute("alter table main.orders rename column order_status to status")

@@ -94,6 +94,12 @@ def test_a_live_schema_read_reaches_the_next_agents_cached_answers(copied: Setti
     prov = cached["provenance"]
     assert prov["source"] == "cache" and prov["observations"][0]["key"] == key, prov
     assert prov["observations"][0]["source"] == "warehouse_get_schema"
+    # dbt's view of the relation (the catalog of the last docs generate) prefers it too.
+    args = {"model_name": "orders", "source": "catalog"}
+    ok, catalog = call_tool(agent(copied, tmp_path / "b")[0], "dbt_get_schema", args)
+    assert ok and "order_status" in [c["column_name"] for c in catalog["columns"]], catalog
+    assert catalog["columns_observed_at"] == prov["observations"][0]["observed_at"]
+    assert catalog["provenance"]["observations"] == prov["observations"]
 
     # The same state seen again (by the drift tool too) is not recorded again.
     call_tool(server_a, "warehouse_get_schema", one_table)

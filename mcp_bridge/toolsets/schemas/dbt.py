@@ -211,6 +211,15 @@ class SchemaAnswer(TypedDict):
     catalog_generated_at: NotRequired[str | None]
     relation_type: NotRequired[str | None]
     in_catalog: NotRequired[bool]
+    columns_observed_at: NotRequired[
+        Annotated[
+            str,
+            Field(description="The columns come from a live read of the relation made after the catalog."),
+        ]
+    ]
+    exists_in_warehouse: NotRequired[
+        Annotated[bool, Field(description="What that live read found: false when the relation is gone.")]
+    ]
     note: NotRequired[str]
     columns: list[SchemaColumn]
     total_columns: int
