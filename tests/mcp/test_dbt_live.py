@@ -12,10 +12,8 @@ outside ADE, in the project's own folder, as a terminal or a team's scheduler wo
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,93 +23,21 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from ade_platform.config import DbtSettings, Settings, load_settings
+from ade_platform.config import DbtSettings, Settings
 from ade_platform.lib.dbt.refresh import BY_GATEWAY
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool
+from tests.mcp.shop_project import materialized_shop, run_dbt
 
 # Real dbt runs and a real `ade materialize` (minutes on a loaded machine).
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
-
-PROJECT = {
-    "dbt_project.yml": """
-name: live_shop
-version: "1.0.0"
-config-version: 2
-profile: live_shop
-model-paths: ["models"]
-models:
-  live_shop:
-    +materialized: table
-""",
-    "profiles.yml": """
-live_shop:
-  target: dev
-  outputs:
-    dev:
-      type: duckdb
-      path: "{{ env_var('ADE_DUCKDB_PATH') }}"
-      schema: main
-      threads: 1
-""",
-    "models/stg_orders.sql": """
-select 1::integer as order_id, 'placed'::varchar as status, 10.5::decimal(4,1) as amount
-union all select 2, 'shipped', 20.0
-""",
-    "models/orders.sql": "select order_id, status, amount from {{ ref('stg_orders') }}\n",
-    "models/order_totals.sql": "select status, sum(amount) as total from {{ ref('orders') }} group by status\n",
-}
-ADE_YAML = """
-home: {home}
-warehouses:
-  shop:
-    type: duckdb
-    path: ${{ADE_HOME}}/warehouse/shop.duckdb
-dbt:
-  project_dir: {project}
-  profiles_dir: {project}
-  warehouse: shop
-mcp:
-  toolsets: [dbt-artifacts]
-"""
-
-
-def _dbt(project: Path, warehouse: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """dbt run the way a terminal runs it: in the project folder, its own target/ and logs/."""
-    executable = Path(sys.executable).parent / "dbt"
-    return subprocess.run(
-        [str(executable if executable.exists() else "dbt"), *args, "--profiles-dir", str(project)],
-        cwd=project,
-        env={**os.environ, "ADE_DUCKDB_PATH": str(warehouse)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A generated project materialized once with `ade materialize`: (its ade.yaml, the project folder)."""
-    from ade_platform.ops import materialize
-
-    root = tmp_path_factory.mktemp("live")
-    project = root / "live_shop"
-    for rel, text in PROJECT.items():
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text(text.lstrip())
-    config = root / "ade.yaml"
-    config.write_text(ADE_YAML.format(home=root / "ade", project=project))
-    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "ADE_DUCKDB_PATH")}
-    os.environ.pop("DAGSTER_HOME", None)
-    env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
-    out = io.StringIO()
-    assert materialize(load_settings(config, env=env), "*", out=out) == 0, out.getvalue()[-3000:]
-    yield config, project
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with materialized_shop(tmp_path_factory.mktemp("live"), "live_shop") as (config, settings):
+        yield config, settings.dbt.project_dir  # type: ignore[union-attr]
 
 
 def test_a_stdio_gateway_with_no_daemon_reports_outside_runs_failed_and_unparsable(
@@ -140,7 +66,7 @@ def test_a_stdio_gateway_with_no_daemon_reports_outside_runs_failed_and_unparsab
                 return result.structured_content  # type: ignore[return-value]
 
             async def dbt(*args: str) -> int:
-                return (await asyncio.to_thread(_dbt, project, warehouse, *args)).returncode
+                return (await asyncio.to_thread(run_dbt, project, warehouse, *args)).returncode
 
             seen["before"] = await call("dbt_get_failed_models")
             # (a) the upstream loses a column its downstream reads; the build fails at run time.
@@ -235,7 +161,7 @@ def test_the_demo_with_no_daemon_reports_outside_runs_failed_and_unparsable(
     good = stg.read_text()
     # (a) stg_orders stops passing `amount` on; orders reads it.
     stg.write_text(good.replace("        amount,\n", ""))
-    run = _dbt(project, warehouse, "build", "--select", "stg_orders+")
+    run = run_dbt(project, warehouse, "build", "--select", "stg_orders+")
     assert run.returncode == 1, run.stdout[-3000:]
     a = failed_models()
     assert "orders" in {f["name"] for f in a["failed"]}, a
@@ -243,7 +169,7 @@ def test_the_demo_with_no_daemon_reports_outside_runs_failed_and_unparsable(
     # (b) a model that refers to a model that does not exist: dbt stops before running anything.
     stg.write_text(good)
     (project / "models" / "marts" / "broken.sql").write_text("select * from {{ ref('no_such_model') }}\n")
-    run = _dbt(project, warehouse, "build", "--select", "stg_orders+")
+    run = run_dbt(project, warehouse, "build", "--select", "stg_orders+")
     assert run.returncode == 2, run.stdout[-3000:]
     b = failed_models()
     assert b["provenance"]["stale"] is True and "parse" in b["provenance"]["stale_reason"], b["provenance"]
@@ -251,7 +177,7 @@ def test_the_demo_with_no_daemon_reports_outside_runs_failed_and_unparsable(
     assert "model.dbt_demo.broken" in b["invocation"]["failed_nodes"]
     # (c) fixed: green, current.
     (project / "models" / "marts" / "broken.sql").unlink()
-    run = _dbt(project, warehouse, "build", "--select", "stg_orders+")
+    run = run_dbt(project, warehouse, "build", "--select", "stg_orders+")
     assert run.returncode == 0, run.stdout[-3000:]
     c = failed_models()
     assert c["failed"] == [] and c["provenance"]["stale"] is False, c
