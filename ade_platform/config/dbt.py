@@ -17,6 +17,11 @@ class DbtSettings(_Model):
         None, description="Where dbt writes artifacts; default <home>/dbt/target."
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    log_path: Path | None = Field(
+        None,
+        description="Where dbt runs outside ADE write dbt.log (their --log-path); default <project_dir>/logs. "
+        "The dbt tools read its end to report an invocation that failed before writing artifacts.",
+    )
     artifact_roots: list[Path] = Field(
         default_factory=list,
         description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "

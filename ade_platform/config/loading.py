@@ -26,6 +26,7 @@ _PATH_KEYS = {
     ("dbt", "project_dir"),
     ("dbt", "profiles_dir"),
     ("dbt", "target_path"),
+    ("dbt", "log_path"),
     ("datasets", "recipes_dir"),
     ("snowfakery", "workspace_root"),
     ("snowfakery", "runs_dir"),

@@ -94,6 +94,15 @@ class McpSettings(_Model):
         "become underscores, for hosts whose model APIs only accept [A-Za-z0-9_-] in tool names.",
     )
     max_staleness_seconds: float | None = Field(None, gt=0, description="Answers older than this say stale.")
+    observations_per_key: int = Field(
+        50, ge=1, le=10_000, description="Changes kept per observed object (a tile, a table, a job's runs)."
+    )
+    observation_keys: int = Field(
+        5_000,
+        ge=1,
+        le=1_000_000,
+        description="Observed objects kept in all (the least recently seen go first).",
+    )
     http: HttpSettings = Field(default_factory=HttpSettings)
 
     @field_validator("toolsets")

@@ -35,6 +35,18 @@ class StoreLocation:
     def is_local(self) -> bool:
         return self.protocol in _LOCAL_PROTOCOLS
 
+    def __str__(self) -> str:
+        return self.url
+
+    def __fspath__(self) -> str:
+        """A local store is path-like (`Path(settings.store_root)`); a remote one is not a path."""
+        if not self.is_local:
+            raise TypeError(f"the store {self.url} is not a local folder")
+        return str(self._local_path())
+
+    def _local_path(self) -> Path:
+        return Path(self.url.removeprefix("file://")).expanduser().resolve()
+
     def open(self) -> StoreRoot:
         """The file operations of this root (no connection is made until the first read or write)."""
         if self.protocol in _S3_PROTOCOLS:
@@ -44,7 +56,7 @@ class StoreLocation:
             from upath import UPath  # fsspec and its filesystems: loaded only for a remote root
 
             return RemoteRoot(UPath(self.url))
-        return LocalRoot(Path(self.url.removeprefix("file://")).expanduser().resolve())
+        return LocalRoot(self._local_path())
 
 
 def open_root(root: str | os.PathLike[str] | StoreLocation) -> StoreRoot:
