@@ -24,7 +24,7 @@ def test_demo_config_loads_with_paths_relative_to_the_file(tmp_path: Path) -> No
     assert settings.home == tmp_path
     assert settings.dbt is not None and settings.dbt.project_dir == REPO_ROOT / "dbt_demo"
     assert settings.warehouses["demo"].path == tmp_path / "warehouse" / "demo.duckdb"
-    assert settings.store_root.url == str(tmp_path / "store")
+    assert settings.store_root.url == str(tmp_path / "store") == os.fspath(settings.store_root)
     assert "dbt-artifacts" in settings.mcp.toolsets
 
 
@@ -136,6 +136,9 @@ def test_two_settings_on_one_s3_url_each_reach_their_own_endpoint(tmp_path: Path
         assert root.options.access_key_id == key
     assert writer.root.client.meta.endpoint_url == "http://127.0.0.1:9001"
     assert "s1" not in repr(first.store_root) and "first" not in repr(first.store_root)
+    assert str(first.store_root) == "s3://shared-bucket/store"
+    with pytest.raises(TypeError, match="not a local folder"):
+        os.fspath(first.store_root)  # a bucket is not a path
 
 
 def test_loading_settings_writes_nothing_to_the_environment_and_fixes_dagster_home(
