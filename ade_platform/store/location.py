@@ -50,7 +50,7 @@ class StoreLocation:
     def open(self) -> StoreRoot:
         """The file operations of this root (no connection is made until the first read or write)."""
         if self.protocol in _S3_PROTOCOLS:
-            # Only S3 roots honour the pointer TTL: it saves a HEAD per read; a local stat is cheap enough to repeat.
+            # Only S3 roots honour the pointer TTL (it saves a HEAD per read); a local stat is cheap to repeat.
             return S3Root(self.url, self.s3, self.pointer_ttl_seconds)
         if not self.is_local:
             from upath import UPath  # fsspec and its filesystems: loaded only for a remote root

@@ -118,7 +118,6 @@ def client_for(resource: Any, name: str, settings: Settings) -> WarehouseClient:
     wh = settings.warehouses[name]
     timeout = settings.limits.query_timeout_seconds
     if wh.password is not None and _password_var(settings, name, wh) is None:
-        return open_client(
-            name, wh, timeout
-        )  # a password the resource does not hold (see _snowflake_resource)
+        # A password the resource does not hold (see _snowflake_resource): the client connects with the settings'.
+        return open_client(name, wh, timeout)
     return open_client(name, wh, timeout, connection_factory=lambda: resource.get_connection(raw_conn=True))
