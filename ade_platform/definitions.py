@@ -28,6 +28,7 @@ from ade_platform.defs import (
 )
 from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.schedules import running_schedule
 
 METADATA_JOB = "refresh_metadata"
 EVERYTHING_JOB = "build_everything"
@@ -94,13 +95,12 @@ def platform_definitions(settings: Settings) -> dg.Definitions:
     return dg.Definitions(
         jobs=[refresh_metadata, build_everything],
         schedules=[
-            dg.ScheduleDefinition(
-                name="metadata_refresh_schedule",
+            running_schedule(
+                "metadata_refresh_schedule",
                 job=refresh_metadata,
-                cron_schedule=settings.schedules.metadata_cron,
-                execution_timezone=settings.schedules.timezone,
+                cron=settings.schedules.metadata_cron,
+                settings=settings,
                 description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
-                default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         ],
         resources={"store": StoreResource(root=settings.store_root, retention=settings.store.retention)},

@@ -54,6 +54,11 @@ class Tick:
     skip_reason: str = "nothing new"  # shown when the tick neither requests a run nor records an event
 
 
+def sensor_run(run_key: str, reason: str, **tags: str) -> dg.RunRequest:
+    """A run request tagged as a sensor's, with why it was requested (the tags an operator filters runs by)."""
+    return dg.RunRequest(run_key=run_key, tags={"ade/source": "sensor", "ade/reason": reason, **tags})
+
+
 def shown_address(address: str) -> str:
     """An address fit for a skip reason: a URL without its user info (a password may sit there)."""
     parts = urlsplit(address)

@@ -15,6 +15,7 @@ from ade_platform.defs.bi.assets import (
 )
 from ade_platform.defs.bi.sensors import dashboard_error_sensor
 from ade_platform.defs.inputs import DomainInputs
+from ade_platform.defs.schedules import running_schedule
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 
 __all__ = ["BROKEN_CHECK", "EMPTY_CHECK", "GROUP", "REFRESH_JOB", "defs"]
@@ -36,13 +37,12 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     refresh = dg.define_asset_job(
         REFRESH_JOB, selection=selection, description="Re-inventory the BI dashboards and check their health."
     )
-    schedule = dg.ScheduleDefinition(
-        name="bi_refresh_schedule",
+    schedule = running_schedule(
+        "bi_refresh_schedule",
         job=refresh,
-        cron_schedule=settings.schedules.metadata_cron,
-        execution_timezone=settings.schedules.timezone,
+        cron=settings.schedules.metadata_cron,
+        settings=settings,
         description="Keeps the BI inventory and health snapshots fresh for the bi-api tools.",
-        default_status=dg.DefaultScheduleStatus.RUNNING,
     )
     return dg.Definitions(
         assets=assets,

@@ -10,11 +10,18 @@ import hashlib
 import json
 from typing import Any
 
-from dagster import RunRequest, SensorEvaluationContext
+from dagster import SensorEvaluationContext
 
 from ade_platform.clients.bi import BiError, open_bi_client
 from ade_platform.config import Settings
-from ade_platform.defs.failure_sensor import Polled, Tick, Unreachable, failure_sensor, reach
+from ade_platform.defs.failure_sensor import (
+    Polled,
+    Tick,
+    Unreachable,
+    failure_sensor,
+    reach,
+    sensor_run,
+)
 from ade_platform.lib.bi.inventory import collect_health, turned_to_error
 from ade_platform.lib.bi.names import inventory_asset
 from ade_platform.store import SnapshotNotFound, StoreReader
@@ -78,13 +85,10 @@ def dashboard_error_sensor(settings: Settings, job: Any) -> Any:
             return Tick(cursor=cursor, skip_reason="; ".join([*unreachable, checked]))
         return Tick(
             run_requests=[
-                RunRequest(
-                    run_key=f"bi-error:{','.join(newly)}:{hashlib.sha1(cursor.encode()).hexdigest()[:12]}",
-                    tags={
-                        "ade/source": "sensor",
-                        "ade/reason": "dashboard turned to error",
-                        "ade/dashboards": ",".join(newly)[:200],
-                    },
+                sensor_run(
+                    f"bi-error:{','.join(newly)}:{hashlib.sha1(cursor.encode()).hexdigest()[:12]}",
+                    "dashboard turned to error",
+                    **{"ade/dashboards": ",".join(newly)[:200]},
                 )
             ],
             cursor=cursor,

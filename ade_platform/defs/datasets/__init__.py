@@ -7,6 +7,7 @@ import dagster as dg
 from ade_platform.config import Settings
 from ade_platform.defs.datasets.assets import GROUP, build_dataset_assets
 from ade_platform.defs.inputs import DomainInputs
+from ade_platform.defs.schedules import running_schedule
 
 __all__ = ["GROUP", "JOB", "defs"]
 
@@ -24,13 +25,12 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     schedules = []
     if cfg.schedule_cron:
         schedules.append(
-            dg.ScheduleDefinition(
-                name="datasets_schedule",
+            running_schedule(
+                "datasets_schedule",
                 job=job,
-                cron_schedule=cfg.schedule_cron,
-                execution_timezone=settings.schedules.timezone,
+                cron=cfg.schedule_cron,
+                settings=settings,
                 description="Regenerates the Snowfakery datasets (chained recipes grow at each run).",
-                default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         )
     return dg.Definitions(assets=assets, jobs=[job], schedules=schedules)

@@ -6,14 +6,7 @@ import time
 from typing import Any
 
 import orjson
-from dagster import (
-    AssetExecutionContext,
-    AssetKey,
-    DataVersion,
-    Failure,
-    MaterializeResult,
-    asset,
-)
+from dagster import AssetExecutionContext, AssetKey, DataVersion, Failure, MaterializeResult, asset
 
 from ade_platform.clients.dbt_cloud import DbtCloudClient, DbtCloudError
 from ade_platform.config import ConfigError, DbtCloudSettings, Settings

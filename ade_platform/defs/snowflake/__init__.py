@@ -5,6 +5,7 @@ import dagster as dg
 
 from ade_platform.config import Settings
 from ade_platform.defs.inputs import DomainInputs
+from ade_platform.defs.schedules import running_schedule
 from ade_platform.defs.snowflake.assets import GROUP, REPOSITORY_ASSET, repository_asset
 from ade_platform.defs.snowflake.sensors import STALENESS_ASSET, staleness_sensor
 
@@ -24,13 +25,12 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     schedules = []
     if settings.snowflake.sync.schedule_cron:
         schedules.append(
-            dg.ScheduleDefinition(
-                name="snowflake_sync_schedule",
+            running_schedule(
+                "snowflake_sync_schedule",
                 job=job,
-                cron_schedule=settings.snowflake.sync.schedule_cron,
-                execution_timezone=settings.schedules.timezone,
+                cron=settings.snowflake.sync.schedule_cron,
+                settings=settings,
                 description="Keeps the Snowflake DDL repository (and the guard's view dependencies) fresh.",
-                default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         )
     return dg.Definitions(

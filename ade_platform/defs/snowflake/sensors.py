@@ -6,11 +6,11 @@ import hashlib
 import json
 from typing import Any
 
-from dagster import RunRequest, SensorEvaluationContext
+from dagster import SensorEvaluationContext
 
 from ade_platform.clients.snow_cli import repository_root, service_from_settings, sync_options
 from ade_platform.config import Settings
-from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
+from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
 from ade_platform.lib.snowflake.errors import SnowflakeError
 from ade_platform.lib.snowflake.sync import collect, read_index, staleness
 from ade_platform.store import StoreWriter
@@ -60,13 +60,10 @@ def staleness_sensor(settings: Settings, job: Any) -> Any:
         digest = hashlib.sha256(json.dumps(changed).encode()).hexdigest()[:16]
         return Tick(
             run_requests=[
-                RunRequest(
-                    run_key=f"stale:{digest}",
-                    tags={
-                        "ade/source": "sensor",
-                        "ade/reason": "Snowflake DDL changed",
-                        "ade/stale_objects": ", ".join(changed)[:1000],
-                    },
+                sensor_run(
+                    f"stale:{digest}",
+                    "Snowflake DDL changed",
+                    **{"ade/stale_objects": ", ".join(changed)[:1000]},
                 )
             ]
         )

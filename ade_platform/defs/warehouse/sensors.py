@@ -16,7 +16,6 @@ from dagster import (
     AssetCheckSeverity,
     AssetKey,
     DefaultSensorStatus,
-    RunRequest,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
@@ -25,7 +24,7 @@ from dagster import (
 
 from ade_platform.clients.warehouses import WarehouseError, open_client
 from ade_platform.config import Settings
-from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
+from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
 from ade_platform.defs.warehouse.checks import PII_CHECK, pii_findings, pii_metadata
 from ade_platform.lib.warehouse.names import check_name, schema_asset
 from ade_platform.store import SnapshotNotFound, StoreReader
@@ -65,14 +64,7 @@ def drift_sensor(name: str, settings: Settings, job: Any) -> Any:
             return Tick(skip_reason=f"the schema of '{name}' is unchanged since the last snapshot")
         return Tick(
             run_requests=[
-                RunRequest(
-                    run_key=f"{name}:{stored}->{live}",
-                    tags={
-                        "ade/source": "sensor",
-                        "ade/reason": "warehouse schema changed",
-                        "ade/warehouse": name,
-                    },
-                )
+                sensor_run(f"{name}:{stored}->{live}", "warehouse schema changed", **{"ade/warehouse": name})
             ]
         )
 
