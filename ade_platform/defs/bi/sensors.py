@@ -63,9 +63,8 @@ def dashboard_error_sensor(settings: Settings, job: Any) -> Any:
                         for k in turned_to_error(previous, current)
                         if k.startswith(f"{tool}:")
                     }
-                    if (
-                        suspects
-                    ):  # a second look before alerting: the tool answers, and the dashboards still fail
+                    # A second look before alerting: the tool itself answers, and the dashboards still fail.
+                    if suspects:
                         client.list_dashboards()
                         again = {
                             "tool": tool,
