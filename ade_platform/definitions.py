@@ -1,25 +1,66 @@
-"""The Dagster code location: one explicit Definitions built from the domains.
+"""The Dagster code location: one explicit Definitions merged from the domains, plus the jobs and schedule of the
+whole platform.
 
+Every domain is a package of `ade_platform/defs/` exposing `defs(settings, inputs) -> dg.Definitions` (empty when
+its section is not configured). They are built in the order of `DOMAINS`; each gets the `DomainInputs` of those
+before it (the dbt models the warehouse and BI assets come after, the asset keys the lineage joins).
 Settings are read when Dagster loads the code location (the @definitions function), not at import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dagster as dg
 
 from ade_platform.config import Settings, load_settings
-from ade_platform.defs.datasets import build_dataset_assets, build_dataset_schedules
-from ade_platform.defs.dbt import ARTIFACTS_GROUP, build_dbt_assets, build_dbt_sensors, dbt_resource
-from ade_platform.defs.lineage import GROUP as LINEAGE_GROUP
-from ade_platform.defs.lineage import build_lineage_definitions
-from ade_platform.defs.orchestration import GROUP as ORCHESTRATION_GROUP
-from ade_platform.defs.orchestration import build_orchestration_definitions
+from ade_platform.defs import (
+    bi,
+    datasets,
+    dbt,
+    dbt_cloud,
+    lineage,
+    observations,
+    orchestrators,
+    snowflake,
+    warehouse,
+)
+from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
-from ade_platform.defs.warehouse import GROUP as WAREHOUSE_GROUP
-from ade_platform.defs.warehouse import build_warehouse_definitions, sensor_evaluated_checks
+from ade_platform.defs.schedules import running_schedule
 
 METADATA_JOB = "refresh_metadata"
 EVERYTHING_JOB = "build_everything"
+
+# The order matters only where a domain reads what one before it defined (DomainInputs): the warehouse and BI
+# assets come after the dbt models; the live observations and the lineage see every other domain's assets.
+DOMAINS: tuple[Callable[[Settings, DomainInputs], dg.Definitions], ...] = (
+    datasets.defs,
+    dbt.defs,
+    warehouse.defs,
+    bi.defs,
+    orchestrators.defs,
+    snowflake.defs,
+    dbt_cloud.defs,
+    observations.defs,
+    lineage.defs,
+)
+
+
+def inputs_of(built: dg.Definitions) -> DomainInputs:
+    """What the domains merged in `built` define, for the domains after them."""
+    dbt_models: list[dg.AssetKey] = []
+    defined: set[str] = set()
+    for item in built.assets or []:
+        if isinstance(item, dg.AssetsDefinition):
+            groups = item.group_names_by_key
+        else:  # an AssetSpec or a source asset
+            groups = {item.key: getattr(item, "group_name", None)}
+        for key, group in groups.items():
+            defined.add(key.to_user_string())
+            if group == dbt.MODELS_GROUP:
+                dbt_models.append(key)
+    return DomainInputs(dbt_models=tuple(dbt_models), defined=frozenset(defined))
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
@@ -28,15 +69,17 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         if wh.type == "duckdb":
             # dbt creates the DuckDB file (its path reaches dbt through the dbt resource's environment).
             wh.path.parent.mkdir(parents=True, exist_ok=True)
-    assets: list = [*build_dataset_assets(settings)]
-    dbt_defs = build_dbt_assets(settings)
-    assets += dbt_defs
-    model_keys = list(dbt_defs[0].keys) if dbt_defs else []
-    warehouse_defs = build_warehouse_definitions(settings, upstream=model_keys)
+    built = dg.Definitions()
+    for domain in DOMAINS:
+        built = dg.Definitions.merge(built, domain(settings, inputs_of(built)))
+    return dg.Definitions.merge(built, platform_definitions(settings))
 
-    sensor_only = sensor_evaluated_checks(settings)
+
+def platform_definitions(settings: Settings) -> dg.Definitions:
+    """What belongs to no domain: the store resource, the executor, and the jobs and schedule across domains."""
+    sensor_only = warehouse.sensor_evaluated_checks(settings)
     metadata = (
-        dg.AssetSelection.groups(ARTIFACTS_GROUP, WAREHOUSE_GROUP, LINEAGE_GROUP, ORCHESTRATION_GROUP)
+        dg.AssetSelection.groups(dbt.ARTIFACTS_GROUP, warehouse.GROUP, lineage.GROUP, orchestrators.GROUP)
         - sensor_only
     )
     refresh_metadata = dg.define_asset_job(
@@ -47,61 +90,21 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         selection=dg.AssetSelection.all() - sensor_only,
         description="Generate data, build dbt, snapshot all.",
     )
-    resources: dict = {"store": StoreResource.from_settings(settings)}
-    if settings.dbt is not None:
-        resources["dbt"] = dbt_resource(settings)
-    defs = dg.Definitions(
-        assets=assets,
+    return dg.Definitions(
         jobs=[refresh_metadata, build_everything],
         schedules=[
-            dg.ScheduleDefinition(
-                name="metadata_refresh_schedule",
+            running_schedule(
+                "metadata_refresh_schedule",
                 job=refresh_metadata,
-                cron_schedule=settings.schedules.metadata_cron,
-                execution_timezone=settings.schedules.timezone,
+                cron=settings.schedules.metadata_cron,
+                settings=settings,
                 description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
-                default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         ],
-        sensors=build_dbt_sensors(settings),
-        resources=resources,
+        resources={"store": StoreResource.from_settings(settings)},
         # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
         # schema snapshots all open the same file.
         executor=dg.in_process_executor,
-    )
-    # BI (issue 13): dashboard inventory and health per configured BI tool, after the dbt models they read.
-    from ade_platform.defs.bi import build_bi_definitions
-
-    bi_defs = build_bi_definitions(settings, upstream=model_keys)
-    snowflake_defs = []
-    if settings.snowflake is not None:
-        from ade_platform.defs.snowflake import build_snowflake_definitions
-
-        snowflake_defs.append(build_snowflake_definitions(settings))
-    # dbt Cloud (issue 11): jobs, runs, freshness, artifacts and the failed-run sensor, when configured.
-    dbt_cloud_defs = []
-    if settings.dbt_cloud is not None:
-        from ade_platform.defs.dbt_cloud import build_dbt_cloud_definitions
-
-        dbt_cloud_defs.append(build_dbt_cloud_definitions(settings))
-    merged = dg.Definitions.merge(
-        defs,
-        warehouse_defs,
-        build_dataset_schedules(settings),
-        bi_defs,
-        build_orchestration_definitions(settings),
-        *snowflake_defs,
-        *dbt_cloud_defs,
-    )
-    # The cross-stack lineage joins whatever the other domains define, so it is built last, from their keys.
-    defined = {
-        key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])
-    }
-    # Live observations of the gateway's tools, shown on the assets they refine (issue 24).
-    from ade_platform.defs.observations import build_observation_definitions
-
-    return dg.Definitions.merge(
-        merged, build_lineage_definitions(settings, defined), build_observation_definitions(settings, defined)
     )
 
 

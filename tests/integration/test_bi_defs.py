@@ -59,11 +59,10 @@ def test_sensor_notices_a_dashboard_turning_to_error(demo_settings: Settings) ->
     was_fine = {"looker:1": "ok", "looker:2": "ok", "metabase:1": "ok", "metabase:2": "ok"}
     with dg.build_sensor_context(cursor=json.dumps(was_fine)) as context:
         result = sensor(context)
-        requests = result if isinstance(result, list) else [result]
-        assert isinstance(requests[0], dg.RunRequest), requests
-        assert requests[0].tags["ade/dashboards"] == "looker:1,metabase:1"
-        cursor = json.loads(context.cursor)
+        assert len(result.run_requests) == 1, result
+        assert result.run_requests[0].tags["ade/dashboards"] == "looker:1,metabase:1"
+        cursor = json.loads(result.cursor)
     assert cursor["looker:1"] == "error" and cursor["looker:2"] == "ok"
     with dg.build_sensor_context(cursor=json.dumps(cursor)) as context:
         again = sensor(context)
-    assert isinstance(again, dg.SkipReason)  # already in error: no second alert
+    assert not again.run_requests and again.skip_reason  # already in error: no second alert

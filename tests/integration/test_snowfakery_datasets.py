@@ -60,12 +60,12 @@ def _settings(tmp_path: Path):
 def test_recipes_are_grouped_described_scheduled_assets_that_chain(tmp_path: Path) -> None:
     import dagster as dg
 
-    from ade_platform.defs.datasets import GROUP, JOB, build_dataset_assets, build_dataset_schedules
+    from ade_platform.defs import datasets
+    from ade_platform.defs.datasets import GROUP, JOB
+    from ade_platform.defs.inputs import DomainInputs
 
     settings = _settings(tmp_path)
-    assets = build_dataset_assets(settings)
-    extra = build_dataset_schedules(settings)
-    defs = dg.Definitions(assets=assets, jobs=extra.jobs, schedules=extra.schedules)
+    defs = datasets.defs(settings, DomainInputs())
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {"raw/store", "raw/sale", "raw/region"}  # the hidden object is not an asset

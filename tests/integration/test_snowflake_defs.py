@@ -44,9 +44,9 @@ def test_repository_asset_schedule_and_staleness_sensor(
     assert (root / "src" / DATABASE / "APP" / "tables" / "SENSOR_PROBE.sql").exists()
 
     fresh = sensor(dg.build_sensor_context(instance=instance))
-    assert isinstance(fresh, dg.SkipReason) and "no synced" in fresh.skip_message
+    assert not fresh.run_requests and "no synced" in fresh.skip_reason.skip_message
     run_sql(snowflake_stack.port, [f"ALTER TABLE {PROBE} ADD COLUMN NOTE VARCHAR"])
-    stale = sensor(dg.build_sensor_context(instance=instance))
-    assert isinstance(stale, dg.RunRequest) and PROBE in stale.tags["ade/stale_objects"]
+    (stale,) = sensor(dg.build_sensor_context(instance=instance)).run_requests
+    assert PROBE in stale.tags["ade/stale_objects"]
     report = StoreReader(settings.store_root).latest(STALENESS_ASSET).data
     assert {o["objectName"] for o in report["stale"]} == {PROBE} and report["is_stale"]

@@ -12,8 +12,9 @@ import pytest
 import snowflake.connector
 
 from ade_platform.config import BigQueryWarehouse, Settings, SnowflakeWarehouse, load_settings
+from ade_platform.defs import warehouse
+from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
-from ade_platform.defs.warehouse import build_warehouse_definitions
 from ade_platform.store import StoreReader, StoreWriter
 from tests.conftest import settings_for
 from tests.fakes.bigquery import FakeBigQuery
@@ -45,7 +46,7 @@ def publish_manifest(settings: Settings, schema: str, columns: dict[str, str]) -
 
 def snapshot_with_dagster(settings: Settings, name: str) -> dg.Definitions:
     defs = dg.Definitions.merge(
-        build_warehouse_definitions(settings, upstream=[]),
+        warehouse.defs(settings, DomainInputs()),
         dg.Definitions(resources={"store": StoreResource.from_settings(settings)}),
     )
     job = defs.resolve_implicit_global_asset_job_def()

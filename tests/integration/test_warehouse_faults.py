@@ -13,8 +13,9 @@ import duckdb
 import pytest
 
 from ade_platform.config import DuckDBWarehouse, FreshnessTarget, Settings
+from ade_platform.defs import warehouse
+from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
-from ade_platform.defs.warehouse import build_warehouse_definitions
 from ade_platform.store import StoreReader
 from tests.helpers import call_tool
 from tests.mcp.test_warehouse_tools import copy_demo, server_for
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.integration
 def definitions(settings: Settings) -> dg.Definitions:
     store = StoreResource.from_settings(settings)
     return dg.Definitions.merge(
-        build_warehouse_definitions(settings, upstream=[]), dg.Definitions(resources={"store": store})
+        warehouse.defs(settings, DomainInputs()), dg.Definitions(resources={"store": store})
     )
 
 
@@ -57,7 +58,7 @@ def test_renamed_dropped_retyped_columns_fail_the_drift_check_and_are_named(demo
     instance = dg.DagsterInstance.ephemeral()
     sensor = defs.resolve_sensor_def("warehouse_drift_sensor_demo")
     unchanged = sensor(dg.build_sensor_context(instance=instance))
-    assert isinstance(unchanged, dg.SkipReason)
+    assert not unchanged.run_requests and "unchanged" in unchanged.skip_reason.skip_message
     original = StoreReader(demo_copy.store_root).latest("warehouse_schema_demo").version
 
     plant(
@@ -66,8 +67,8 @@ def test_renamed_dropped_retyped_columns_fail_the_drift_check_and_are_named(demo
         "alter table main.orders drop column coupon_amount",
         "alter table main.orders alter column amount type varchar",
     )
-    request = sensor(dg.build_sensor_context(instance=instance))
-    assert isinstance(request, dg.RunRequest) and request.tags["ade/source"] == "sensor"
+    (request,) = sensor(dg.build_sensor_context(instance=instance)).run_requests
+    assert request.tags["ade/source"] == "sensor"
     result = defs.resolve_job_def("warehouse_refresh_demo").execute_in_process(
         instance=instance, tags=request.tags
     )

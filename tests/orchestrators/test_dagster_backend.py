@@ -130,14 +130,15 @@ def test_errors(dagster_stack) -> None:
 def test_runs_asset_sensor_and_cached_history(dagster_stack) -> None:
     import dagster as dg
 
-    from ade_platform.defs.orchestration import build_orchestration_definitions
+    from ade_platform.defs import orchestrators
+    from ade_platform.defs.inputs import DomainInputs
     from ade_platform.defs.resources import StoreResource
 
     server, runs = dagster_stack
     settings = server._ade_settings
     store = StoreResource.from_settings(settings)
     defs = dg.Definitions.merge(
-        build_orchestration_definitions(settings), dg.Definitions(resources={"store": store})
+        orchestrators.defs(settings, DomainInputs()), dg.Definitions(resources={"store": store})
     )
     instance = dg.DagsterInstance.from_config(str(settings.dagster_home))
     sensor = defs.resolve_sensor_def("orchestrator_failures_dagster")

@@ -3,26 +3,27 @@ freshness and duplicate-key checks, the refresh job, and the drift and PII senso
 
 The drift report and duplicate checks need the dbt manifest, so they exist for the warehouse dbt builds
 into (dbt.warehouse, or the only warehouse). The PII check is evaluated by its sensor, one evaluation
-per new snapshot version, so jobs leave it out (`SENSOR_EVALUATED_CHECKS`).
+per new snapshot version, so jobs leave it out (`sensor_evaluated_checks`).
 """
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
 from dagster import AssetCheckKey, AssetKey, AssetSelection, Definitions, define_asset_job
 
 from ade_platform.config import Settings
+from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.warehouse.assets import (
     GROUP,
-    PII_CHECK,
     drift_report_asset,
-    pii_check,
+    duplicates_asset_def,
+    freshness_asset_def,
     schema_snapshot_asset,
 )
-from ade_platform.defs.warehouse.quality import duplicates_asset_def, freshness_asset_def
+from ade_platform.defs.warehouse.checks import PII_CHECK, pii_check
 from ade_platform.defs.warehouse.resources import warehouse_resources
 from ade_platform.defs.warehouse.sensors import drift_sensor, pii_sensor
 from ade_platform.lib.warehouse.names import check_name, drift_asset, schema_asset
 
-__all__ = ["GROUP", "build_warehouse_definitions", "schema_asset_name", "sensor_evaluated_checks"]
+__all__ = ["GROUP", "defs", "schema_asset_name", "sensor_evaluated_checks"]
 
 
 def schema_asset_name(warehouse: str) -> str:
@@ -44,7 +45,9 @@ def sensor_evaluated_checks(settings: Settings) -> AssetSelection:
     return AssetSelection.checks(*[AssetCheckKey(k, PII_CHECK) for k in keys])
 
 
-def build_warehouse_definitions(settings: Settings, upstream: list[AssetKey]) -> Definitions:
+def defs(settings: Settings, inputs: DomainInputs) -> Definitions:
+    """Per configured warehouse; the schema snapshot of the one dbt builds into comes after the dbt models."""
+    upstream = list(inputs.dbt_models)
     assets: list = []
     checks: list = []
     jobs: list = []

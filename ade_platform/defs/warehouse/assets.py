@@ -1,12 +1,12 @@
-"""Warehouse assets: schema snapshots (with history) and the drift report, published to the store, with
-the drift and PII checks operators see in the Dagster UI (freshness and duplicates: quality.py)."""
+"""Warehouse assets, published to the store with the asset checks operators see in the Dagster UI: schema
+snapshots (with history) and the drift report (its drift check); the data-quality assets: freshness of configured
+tables and duplicates on the keys that dbt `unique` tests declare (the PII check: checks.py)."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
 from datetime import UTC, datetime
 from typing import Any
 
 from dagster import (
-    AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
@@ -17,7 +17,6 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 
 from ade_platform.clients.warehouses import WarehouseError
@@ -25,14 +24,22 @@ from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
 from ade_platform.defs.warehouse.resources import client_for, resource_key
 from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
-from ade_platform.lib.warehouse import drift, freshness, manifest, pii
+from ade_platform.lib.warehouse import drift, freshness, manifest
 from ade_platform.lib.warehouse import schema as wschema
-from ade_platform.lib.warehouse.names import drift_asset, schema_asset
+from ade_platform.lib.warehouse.duplicates import severity
+from ade_platform.lib.warehouse.names import (
+    check_name,
+    drift_asset,
+    duplicates_asset,
+    freshness_asset,
+    schema_asset,
+)
+from ade_platform.lib.warehouse.sql import duplicate_summary_sql, max_timestamp_sql
 from ade_platform.store import SnapshotNotFound, StoreReader
 
 GROUP = "warehouse"
-PII_CHECK = "no_new_untagged_pii"
 DRIFT_CHECK = "no_schema_drift"
+DUPLICATES_CHECK = "no_duplicate_keys"
 
 
 def warehouse_client(context: Any, name: str, settings: Settings) -> Any:
@@ -83,7 +90,7 @@ def schema_snapshot_asset(name: str, settings: Settings, upstream: list[AssetKey
     return warehouse_schema
 
 
-def _relations(reader: StoreReader) -> dict[str, manifest.Relation]:
+def declared_relations(reader: StoreReader) -> dict[str, manifest.Relation]:
     try:
         manifest_data = reader.latest(ARTIFACT_ASSETS["manifest"]).data
     except SnapshotNotFound:
@@ -93,68 +100,6 @@ def _relations(reader: StoreReader) -> dict[str, manifest.Relation]:
     except SnapshotNotFound:
         catalog = None
     return manifest.relations(manifest_data, catalog)
-
-
-def pii_findings(
-    reader: StoreReader, name: str, settings: Settings, version: str | None = None
-) -> dict[str, Any]:
-    """New untagged PII columns of one schema snapshot version (default: the latest) vs its predecessor."""
-    asset_name = schema_asset(name)
-    versions = reader.versions(asset_name)
-    if not versions:
-        raise SnapshotNotFound(asset_name)
-    version = version or reader.latest(asset_name).version
-    position = versions.index(version) if version in versions else len(versions) - 1
-    current = reader.get(asset_name, versions[position]).data
-    previous = reader.get(asset_name, versions[position - 1]).data if position > 0 else None
-    found = pii.new_untagged_pii(
-        previous,
-        current,
-        manifest.by_table(_relations(reader)),
-        pii.patterns_from(settings.pii.patterns, settings.pii.ignore),
-        settings.pii.tags,
-    )
-    return {
-        "version": versions[position],
-        "baseline": versions[position - 1] if position > 0 else None,
-        "findings": found,
-    }
-
-
-def pii_metadata(result: dict[str, Any]) -> dict[str, Any]:
-    rows = [
-        f"| {f['table']} | {f['column']} | {f['pii_pattern_matched']} | {f['dbt_node'] or '-'} |"
-        for f in result["findings"]
-    ]
-    table = (
-        "| table | column | looks like | dbt node |\n|---|---|---|---|\n" + "\n".join(rows)
-        if rows
-        else "none"
-    )
-    return {
-        "snapshot_version": result["version"],
-        "baseline_version": MetadataValue.text(result["baseline"] or "(first snapshot)"),
-        "new_untagged_pii": MetadataValue.md(table),
-        "count": len(result["findings"]),
-    }
-
-
-def pii_check(name: str, settings: Settings) -> Any:
-    @asset_check(
-        asset=AssetKey(schema_asset(name)),
-        name=PII_CHECK,
-        description="New columns whose names look like personal data (email, phone, ...) with no `pii` tag in "
-        "the dbt manifest. Evaluated by the PII sensor on every new schema snapshot; running it compares "
-        "the latest snapshot with the one before.",
-        blocking=False,
-    )
-    def new_untagged_pii(context: AssetCheckExecutionContext, store: StoreResource) -> AssetCheckResult:
-        result = pii_findings(store.reader(), name, settings)
-        return AssetCheckResult(
-            passed=not result["findings"], severity=AssetCheckSeverity.ERROR, metadata=pii_metadata(result)
-        )
-
-    return new_untagged_pii
 
 
 def _history_refs(reader: StoreReader, asset_name: str, upto: str) -> list[drift.SnapshotRef]:
@@ -191,7 +136,7 @@ def drift_report_asset(name: str, settings: Settings) -> Any:
         reader = store.reader()
         snapshot = reader.latest(schema_asset(name))
         index = wschema.index_tables(snapshot.data)
-        rels = _relations(reader)
+        rels = declared_relations(reader)
 
         def table_of(rel: manifest.Relation) -> dict[str, Any] | None:
             return wschema.relation_table(index, rel.schema, rel.identifier, rel.database)
@@ -248,3 +193,199 @@ def drift_report_asset(name: str, settings: Settings) -> Any:
         )
 
     return warehouse_drift
+
+
+def freshness_asset_def(name: str, settings: Settings) -> Any:
+    wh = settings.warehouses[name]
+    targets = list(wh.freshness)
+    key = AssetKey(freshness_asset(name))
+    names = [check_name(f"freshness_{t.table}_{t.column}") for t in targets]
+
+    @asset(
+        name=freshness_asset(name),
+        group_name=GROUP,
+        deps=[AssetKey(schema_asset(name))],
+        description=f"Freshness of the tables configured for warehouse '{name}': the newest value of each "
+        "timestamp column and its age, checked against the configured warn/error hours.",
+        kinds={wh.type},
+        required_resource_keys={resource_key(name), "store"},
+        check_specs=[
+            AssetCheckSpec(
+                n, asset=key, description=f"{t.table}.{t.column} newer than {t.error_after_hours:g} h"
+            )
+            for n, t in zip(names, targets, strict=True)
+        ],
+    )
+    def warehouse_freshness(context: AssetExecutionContext) -> MaterializeResult:
+        store: StoreResource = context.resources.store
+        client = warehouse_client(context, name, settings)
+        now = datetime.now(UTC)
+        entries, checks = [], []
+        try:
+            for check, target in zip(names, targets, strict=True):
+                entry: dict[str, Any] = {
+                    "table": target.table,
+                    "column": target.column,
+                    "warn_after_hours": target.warn_after_hours,
+                    "error_after_hours": target.error_after_hours,
+                }
+                try:
+                    resolved = client.resolve_table(wschema.split_name(target.table))
+                    column = next(
+                        (c["name"] for c in resolved.columns if c["name"].lower() == target.column.lower()),
+                        None,
+                    )
+                    if column is None:
+                        raise WarehouseError(
+                            "column_not_found", f"{target.table} has no column {target.column!r}"
+                        )
+                    row = client.query(max_timestamp_sql(resolved.parts, column, wh.type), max_rows=1).rows[0]
+                    newest, count = list(row.values())
+                    hours = freshness.staleness_hours(newest, now)
+                    status = freshness.verdict(hours, target.warn_after_hours, target.error_after_hours)
+                    entry.update(
+                        schema=resolved.parts[-2],
+                        name=resolved.parts[-1],
+                        max_timestamp=freshness.iso(freshness.as_utc(newest)),
+                        row_count=count,
+                        staleness_hours=hours,
+                        status=status,
+                        error=None,
+                    )
+                except WarehouseError as exc:
+                    status, hours = "error", None
+                    entry.update(status="error", error=f"{exc.code}: {exc.detail}")
+                entries.append(entry)
+                checks.append(
+                    AssetCheckResult(
+                        check_name=check,
+                        passed=status == "pass",
+                        severity=AssetCheckSeverity.WARN if status == "warn" else AssetCheckSeverity.ERROR,
+                        metadata={
+                            "staleness_hours": MetadataValue.float(hours)
+                            if hours is not None
+                            else MetadataValue.text("n/a"),
+                            "status": status,
+                            **({"error": entry["error"]} if entry.get("error") else {}),
+                        },
+                    )
+                )
+        finally:
+            client.close()
+        data = {"warehouse": name, "checked_at": freshness.iso(now), "tables": entries}
+        prov = store.writer().publish(
+            freshness_asset(name), data, run_id=context.run_id, source={"warehouse": name}
+        )
+        return MaterializeResult(
+            metadata={
+                "tables": len(entries),
+                "stale": sum(e["status"] != "pass" for e in entries),
+                "store_version": prov.version,
+            },
+            check_results=checks,
+        )
+
+    return warehouse_freshness
+
+
+def duplicates_asset_def(name: str, settings: Settings) -> Any:
+    wh = settings.warehouses[name]
+    key = AssetKey(duplicates_asset(name))
+
+    @asset(
+        name=duplicates_asset(name),
+        group_name=GROUP,
+        deps=[AssetKey(schema_asset(name)), AssetKey(ARTIFACT_ASSETS["manifest"])],
+        description=f"Duplicate keys in warehouse '{name}' on every key a dbt `unique` test declares (read from "
+        "the manifest snapshot), re-checked against the data as it is now.",
+        kinds={wh.type},
+        required_resource_keys={resource_key(name), "store"},
+        check_specs=[
+            AssetCheckSpec(DUPLICATES_CHECK, asset=key, description="No declared unique key has duplicates.")
+        ],
+    )
+    def warehouse_duplicates(context: AssetExecutionContext) -> MaterializeResult:
+        store: StoreResource = context.resources.store
+        reader = store.reader()
+        index = wschema.index_tables(reader.latest(schema_asset(name)).data)
+        try:
+            manifest_data = reader.latest(ARTIFACT_ASSETS["manifest"]).data
+        except SnapshotNotFound:
+            manifest_data = {}
+        rels = manifest.relations(manifest_data)
+        client = warehouse_client(context, name, settings)
+        results = []
+        try:
+            for key_def in manifest.unique_keys(manifest_data):
+                rel = rels.get(key_def.relation_id)
+                table = (
+                    wschema.relation_table(index, rel.schema, rel.identifier, rel.database) if rel else None
+                )
+                if table is None:
+                    continue
+                columns = [wschema.find_column(table, c) for c in key_def.columns]
+                if any(c is None for c in columns):
+                    continue
+                parts = [p for p in (table.get("database"), table["schema"], table["name"]) if p]
+                keys = [c["name"] for c in columns if c is not None]
+                try:
+                    first = client.query(duplicate_summary_sql(parts, keys, wh.type), max_rows=1).rows[0]
+                    row = {k.lower(): v for k, v in first.items()}
+                except WarehouseError as exc:
+                    results.append(
+                        {
+                            "relation": wschema.qualified(table),
+                            "key_columns": keys,
+                            "test": key_def.test_id,
+                            "error": exc.detail,
+                        }
+                    )
+                    continue
+                total, dup_rows = int(row["total_rows"] or 0), int(row["duplicate_row_count"] or 0)
+                rate = round(100.0 * dup_rows / total, 2) if total else 0.0
+                dup_keys = int(row["duplicate_key_count"] or 0)
+                results.append(
+                    {
+                        "relation": wschema.qualified(table),
+                        "key_columns": keys,
+                        "test": key_def.test_id,
+                        "total_rows": total,
+                        "duplicate_key_count": dup_keys,
+                        "duplicate_row_count": dup_rows,
+                        "duplication_rate_pct": rate,
+                        "severity": severity(rate, dup_keys),
+                    }
+                )
+        finally:
+            client.close()
+        offenders = [r for r in results if r.get("duplicate_key_count") or r.get("error")]
+        prov = store.writer().publish(
+            duplicates_asset(name),
+            {"warehouse": name, "keys": results},
+            run_id=context.run_id,
+            source={"warehouse": name},
+        )
+        lines = [
+            f"| {r['relation']} | {', '.join(r['key_columns'])} | {r.get('duplicate_key_count', '-')} | {r.get('severity', r.get('error'))} |"
+            for r in offenders
+        ]
+        check = AssetCheckResult(
+            check_name=DUPLICATES_CHECK,
+            passed=not offenders,
+            severity=AssetCheckSeverity.ERROR,
+            metadata={
+                "keys_checked": len(results),
+                "offending": MetadataValue.md(
+                    "| relation | key | duplicate keys | severity |\n|---|---|---|---|\n" + "\n".join(lines)
+                    if lines
+                    else "none"
+                ),
+            },
+        )
+        return MaterializeResult(
+            metadata={"keys_checked": len(results), "store_version": prov.version},
+            data_version=DataVersion(prov.data_version),
+            check_results=[check],
+        )
+
+    return warehouse_duplicates

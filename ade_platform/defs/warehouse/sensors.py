@@ -2,7 +2,8 @@
 
 - The drift sensor compares the warehouse's live schema fingerprint with the latest snapshot's; when
   they differ it starts the warehouse refresh job (schema snapshot + drift report), whose drift check
-  fails in the UI when a declared column was removed or retyped.
+  fails in the UI when a declared column was removed or retyped. A failure sensor (defs/failure_sensor.py):
+  it skips, saying why, when the warehouse cannot be read.
 - The PII sensor reads every new schema snapshot version in the store (its cursor is the last version
   seen) and records the PII check's evaluation on the schema asset: failed, with the columns, when a
   version brings a column that looks personal and has no `pii` tag in the manifest.
@@ -15,7 +16,6 @@ from dagster import (
     AssetCheckSeverity,
     AssetKey,
     DefaultSensorStatus,
-    RunRequest,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
@@ -24,7 +24,8 @@ from dagster import (
 
 from ade_platform.clients.warehouses import WarehouseError, open_client
 from ade_platform.config import Settings
-from ade_platform.defs.warehouse.assets import PII_CHECK, pii_findings, pii_metadata
+from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
+from ade_platform.defs.warehouse.checks import PII_CHECK, pii_findings, pii_metadata
 from ade_platform.lib.warehouse.names import check_name, schema_asset
 from ade_platform.store import SnapshotNotFound, StoreReader
 
@@ -33,36 +34,48 @@ PII_INTERVAL_SECONDS = 60
 _MAX_VERSIONS_PER_TICK = 20
 
 
+def warehouse_address(wh: Any) -> str:
+    """Where a configured warehouse is: its DuckDB file, Snowflake host or account, BigQuery endpoint or project."""
+    if wh.type == "duckdb":
+        return str(wh.path)
+    if wh.type == "snowflake":
+        return f"{wh.protocol}://{wh.host}:{wh.port or 443}" if wh.host else f"account {wh.account}"
+    return wh.api_endpoint or f"project {wh.project}"
+
+
 def drift_sensor(name: str, settings: Settings, job: Any) -> Any:
-    @sensor(
-        name=f"warehouse_drift_sensor_{check_name(name)}",
-        job=job,
-        minimum_interval_seconds=DRIFT_INTERVAL_SECONDS,
-        default_status=DefaultSensorStatus.RUNNING,
-        description=f"Polls warehouse '{name}' for schema changes (a cheap INFORMATION_SCHEMA fingerprint) "
-        "and re-snapshots it and its drift report when something changed.",
+    wh = settings.warehouses[name]
+    # Sensors hold no Dagster resources: the same client the resource builds, from the same settings.
+    warehouse = Polled(
+        f"warehouse '{name}'",
+        warehouse_address(wh),
+        lambda: open_client(name, wh, settings.limits.query_timeout_seconds),
+        (WarehouseError,),
     )
-    def warehouse_drift_sensor(context: SensorEvaluationContext) -> Any:
-        # Sensors hold no Dagster resources: the same client the resource builds, from the same settings.
-        client = open_client(name, settings.warehouses[name], settings.limits.query_timeout_seconds)
-        try:
+
+    def poll(context: SensorEvaluationContext) -> Tick:
+        with reach(warehouse) as client:
             live = client.fingerprint()
-        except WarehouseError as exc:
-            return SkipReason(f"warehouse '{name}' not readable now ({exc.code}): {exc.detail}")
-        finally:
-            client.close()
         try:
             stored = StoreReader(settings.store_root).latest(schema_asset(name)).data.get("fingerprint")
         except SnapshotNotFound:
             stored = None
         if live == stored:
-            return SkipReason(f"the schema of '{name}' is unchanged since the last snapshot")
-        return RunRequest(
-            run_key=f"{name}:{stored}->{live}",
-            tags={"ade/source": "sensor", "ade/reason": "warehouse schema changed", "ade/warehouse": name},
+            return Tick(skip_reason=f"the schema of '{name}' is unchanged since the last snapshot")
+        return Tick(
+            run_requests=[
+                sensor_run(f"{name}:{stored}->{live}", "warehouse schema changed", **{"ade/warehouse": name})
+            ]
         )
 
-    return warehouse_drift_sensor
+    return failure_sensor(
+        f"warehouse_drift_sensor_{check_name(name)}",
+        job=job,
+        minimum_interval_seconds=DRIFT_INTERVAL_SECONDS,
+        description=f"Polls warehouse '{name}' for schema changes (a cheap INFORMATION_SCHEMA fingerprint) "
+        "and re-snapshots it and its drift report when something changed.",
+        poll=poll,
+    )
 
 
 def pii_sensor(name: str, settings: Settings) -> Any:

@@ -1,0 +1,159 @@
+"""BI assets, per configured tool (Looker, Metabase): the dashboard inventory (dashboards, tiles, the warehouse
+tables each tile reads) and the dashboard health (every tile run once, with asset checks on broken and empty
+tiles).
+
+Both assets come after the dbt models: the tiles read the tables dbt builds, so a materialization of
+everything checks the dashboards against the warehouse it just built.
+"""
+
+# No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+from typing import Any
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetKey,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from ade_platform.clients.bi import BiError, open_bi_client
+from ade_platform.config import Settings
+from ade_platform.defs.resources import StoreResource
+from ade_platform.lib.bi.inventory import collect_health, collect_inventory, tiles_with_status
+from ade_platform.lib.bi.names import health_asset, inventory_asset
+from ade_platform.store import SnapshotNotFound
+
+GROUP = "bi"
+BROKEN_CHECK = "no_broken_tiles"
+EMPTY_CHECK = "no_empty_tiles"
+
+
+def _fail(exc: BiError) -> Failure:
+    return Failure(description=f"{exc.code}: {exc.detail}")
+
+
+def _tile_table(tiles: list[dict[str, Any]]) -> str:
+    if not tiles:
+        return "none"
+    rows = [
+        f"| {t['dashboard']} ({t['dashboard_id']}) | {t['title'] or t['id']} | {t['error'] or '-'} |"
+        for t in tiles
+    ]
+    return "| dashboard | tile | error |\n|---|---|---|\n" + "\n".join(rows)
+
+
+def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey]) -> Any:
+    @asset(
+        name=inventory_asset(tool),
+        group_name=GROUP,
+        deps=upstream,
+        kinds={tool},
+        required_resource_keys={"store"},
+        description=f"Every {tool} dashboard with its tiles: the query behind each (model, explore, fields; or "
+        "question, database, SQL) and the warehouse tables it reads (sqlglot over its SQL, or the explore's "
+        "sql_table_name). bi_list_dashboards and bi_get_dashboard_elements answer from it; cross-stack lineage "
+        "reads its tables.",
+    )
+    def bi_inventory(context: AssetExecutionContext) -> MaterializeResult:
+        store: StoreResource = context.resources.store
+        try:
+            client = open_bi_client(tool, settings)
+            try:
+                data = collect_inventory(client)
+            finally:
+                client.close()
+        except BiError as exc:
+            raise _fail(exc) from None
+        prov = store.writer().publish(
+            inventory_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
+        )
+        elements = [e for d in data["dashboards"] for e in d["elements"]]
+        tables = sorted({t["relation"] for e in elements for t in e["tables"]})
+        return MaterializeResult(
+            metadata={
+                "dashboards": len(data["dashboards"]),
+                "elements": len(elements),
+                "tables_read": MetadataValue.json(tables),
+                "store_version": prov.version,
+            },
+            data_version=DataVersion(prov.data_version),
+        )
+
+    return bi_inventory
+
+
+def health_asset_def(tool: str, settings: Settings) -> Any:
+    @asset(
+        name=health_asset(tool),
+        group_name=GROUP,
+        deps=[AssetKey(inventory_asset(tool))],
+        kinds={tool},
+        required_resource_keys={"store"},
+        check_specs=[
+            AssetCheckSpec(BROKEN_CHECK, asset=health_asset(tool), description="No tile fails to run."),
+            AssetCheckSpec(
+                EMPTY_CHECK, asset=health_asset(tool), description="No tile renders without rows."
+            ),
+        ],
+        description=f"Runs every tile of every inventoried {tool} dashboard once (read-only, bounded concurrency, "
+        "per-tile timeout): per dashboard ok / error, per tile ok / error / empty with its row count and error. "
+        f"Checks: {BROKEN_CHECK} (error), {EMPTY_CHECK} (warning).",
+    )
+    def bi_health(context: AssetExecutionContext) -> MaterializeResult:
+        store: StoreResource = context.resources.store
+        try:
+            inventory = store.reader().latest(inventory_asset(tool)).data
+        except SnapshotNotFound:
+            raise Failure(description=f"materialize {inventory_asset(tool)} first") from None
+        try:
+            client = open_bi_client(tool, settings)
+            try:
+                data = collect_health(
+                    client,
+                    inventory,
+                    concurrency=settings.bi.max_concurrency,
+                    timeout=settings.bi.tile_timeout_seconds,
+                    progress=lambda d: context.log.info(f"{tool} dashboard {d} checked"),
+                )
+            finally:
+                client.close()
+        except BiError as exc:
+            raise _fail(exc) from None
+        prov = store.writer().publish(
+            health_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
+        )
+        broken = tiles_with_status(data, "error")
+        empty = tiles_with_status(data, "empty")
+        in_error = [d["id"] for d in data["dashboards"] if d["status"] == "error"]
+        return MaterializeResult(
+            metadata={
+                "dashboards": len(data["dashboards"]),
+                "dashboards_in_error": MetadataValue.json(in_error),
+                "broken_tiles": len(broken),
+                "empty_tiles": len(empty),
+                "store_version": prov.version,
+            },
+            check_results=[
+                AssetCheckResult(
+                    check_name=BROKEN_CHECK,
+                    passed=not broken,
+                    severity=AssetCheckSeverity.ERROR,
+                    metadata={"count": len(broken), "tiles": MetadataValue.md(_tile_table(broken))},
+                ),
+                AssetCheckResult(
+                    check_name=EMPTY_CHECK,
+                    passed=not empty,
+                    severity=AssetCheckSeverity.WARN,
+                    metadata={"count": len(empty), "tiles": MetadataValue.md(_tile_table(empty))},
+                ),
+            ],
+            data_version=DataVersion(prov.data_version),
+        )
+
+    return bi_health
