@@ -19,6 +19,7 @@ import httpx
 
 from ade_platform.clients.urls import redirect_refused, segment
 from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, canonical_run, status_name
+from ade_platform.lib.errors import CodedError
 
 __all__ = ["STATUS_NAMES", "TERMINAL", "Artifact", "DbtCloudClient", "DbtCloudError", "status_name"]
 PAGE_LIMIT = 100
@@ -26,11 +27,11 @@ _MAX_RETRIES = 4
 _MAX_BACKOFF = 8.0
 
 
-class DbtCloudError(Exception):
+class DbtCloudError(CodedError):
+    """`status` is the HTTP status of the answer that failed, when there was one (not shown to an agent)."""
+
     def __init__(self, code: str, detail: str, status: int | None = None):
-        super().__init__(f"{code}: {detail}")
-        self.code = code
-        self.detail = detail
+        super().__init__(code, detail)
         self.status = status
 
 

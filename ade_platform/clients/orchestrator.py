@@ -8,10 +8,11 @@ these records and raises OrchestratorError with a stable code.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from typing_extensions import TypedDict
 
+from ade_platform.lib.errors import CodedError
 from ade_platform.lib.orchestrator.runs import RunRecord, Status
 
 ERROR_CODES = (
@@ -25,14 +26,17 @@ ERROR_CODES = (
 )
 
 
-class OrchestratorError(Exception):
+class OrchestratorError(CodedError):
     """An expected failure talking to an orchestrator; `code` is one of ERROR_CODES."""
+
+    # The shared hint of run_not_found speaks of snowfakery runs.
+    hints: ClassVar[dict[str, str]] = {
+        "run_not_found": "Run ids come from orchestrator_get_last_run, get_run_history or trigger_dag."
+    }
 
     def __init__(self, code: str, detail: str):
         assert code in ERROR_CODES, code
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
+        super().__init__(code, detail)
 
 
 class TaskRecord(TypedDict):

@@ -156,18 +156,12 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(tool: str) -> BiClient:
         with lock:
             if tool not in clients:
-                try:
-                    clients[tool] = open_bi_client(tool, settings)
-                except BiError as exc:
-                    raise _failure(exc) from None
+                clients[tool] = open_bi_client(tool, settings)
             return clients[tool]
 
     def live(name: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
-        """Run fn as an audited read-only Dagster run; a BiError becomes the structured error."""
-        try:
-            result = ctx.live().run(name, fn, arguments=arguments, effects="none")
-        except BiError as exc:
-            raise _failure(exc) from None
+        """Run fn as an audited read-only Dagster run (a BiError is the structured error: the middleware maps it)."""
+        result = ctx.live().run(name, fn, arguments=arguments, effects="none")
         return result.value, result.stamp()
 
     def snapshot(asset: str) -> Snapshot | None:
@@ -179,11 +173,8 @@ def build(ctx: BridgeContext) -> FastMCP:
     def check_configured(tool: str) -> None:
         if tool not in bi.tools:
             configured = ", ".join(bi.tools) or "none"
-            raise _failure(
-                BiError(
-                    "backend_not_configured",
-                    f"{tool} is not configured (bi.{tool}); configured: {configured}",
-                )
+            raise BiError(
+                "backend_not_configured", f"{tool} is not configured (bi.{tool}); configured: {configured}"
             )
 
     def run_dashboard(
@@ -355,14 +346,6 @@ def build(ctx: BridgeContext) -> FastMCP:
         return LookAnswer(**answer, limit=cap, provenance=stamp)  # type: ignore[typeddict-item]
 
     return server
-
-
-def _failure(exc: BiError) -> ToolFailure:
-    if exc.code == "backend_not_configured":  # the shared hint speaks of orchestrators
-        return ToolFailure(
-            exc.code, exc.detail, hint="Add bi.looker / bi.metabase (base_url, ${ENV} credentials)."
-        )
-    return ToolFailure(exc.code, exc.detail)
 
 
 def _list_item(d: dict[str, Any]) -> DashboardListItem:

@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 from typing_extensions import TypedDict
 
 from ade_platform.lib.bi.look_rows import LookField
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming
+from ade_platform.lib.errors import CodedError
 
 RETRIES = 3
 MAX_BACKOFF_SECONDS = 8.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
-class BiError(Exception):
+class BiError(CodedError):
     """An expected BI failure; `code` is a bi-api error code and `detail` is safe to show an agent."""
 
-    def __init__(self, code: str, detail: str):
-        self.code = code
-        self.detail = detail
-        super().__init__(f"{code}: {detail}")
+    # The shared hint of backend_not_configured speaks of orchestrators.
+    hints: ClassVar[dict[str, str]] = {
+        "backend_not_configured": "Add bi.looker / bi.metabase (base_url, ${ENV} credentials)."
+    }
 
 
 class LookRun(TypedDict):
