@@ -23,7 +23,7 @@ from fastmcp import Context, FastMCP
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, look_rules, naming_for, open_bi_client
+from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, look_rules, naming_for, open_client
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn, look_body
 from ade_platform.lib.bi.names import health_asset, inventory_asset
@@ -156,7 +156,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(tool: str) -> BiClient:
         with lock:
             if tool not in clients:
-                clients[tool] = open_bi_client(tool, settings)
+                clients[tool] = open_client(settings, tool)
             return clients[tool]
 
     def live(name: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
@@ -415,7 +415,7 @@ def _table_counter(settings: Any) -> Callable[[TableRef], report.TableCount] | N
             "connection_failed", "compare_to_warehouse needs a configured warehouse (bi.warehouse)"
         )
     naming = naming_for(settings)
-    wc = open_client(name, settings.warehouses[name], settings.limits.query_timeout_seconds)
+    wc = open_client(settings, name)
 
     def count(ref: TableRef) -> report.TableCount:
         try:

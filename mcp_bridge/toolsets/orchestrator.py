@@ -25,7 +25,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.orchestrators import (
     OrchestratorClient,
     OrchestratorError,
     TaskRecord,

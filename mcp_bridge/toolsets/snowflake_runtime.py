@@ -70,7 +70,7 @@ class SnowflakeRuntime:
         with self._lock:
             if name in self._services:
                 return self._services[name]
-        from ade_platform.clients.snow_cli import policy_from_settings, proxy_limits, runner_from_settings
+        from ade_platform.clients.snowflake import open_client, policy_from_settings, proxy_limits
         from ade_platform.lib.snowflake.discovery import SnowflakeService
         from ade_platform.lib.snowflake.proxy import Proxy
         from ade_platform.lib.snowflake.runner import resolve_context
@@ -81,7 +81,7 @@ class SnowflakeRuntime:
             if section.defaults.database:
                 base = base.pinned(section.defaults.database, section.defaults.schema_name)
         else:
-            base = runner_from_settings(section, connection=name)
+            base = open_client(self.ctx.settings, name)
         runner = resolve_context(base)
         policy = policy_from_settings(section)
         limits = proxy_limits(section, self.ctx.settings.limits.max_rows)
@@ -103,7 +103,7 @@ class SnowflakeRuntime:
         return snapshot.derived("guard_catalog", lambda s: catalog_from_summary(s.data))
 
     def sync_root(self) -> Path:
-        from ade_platform.clients.snow_cli import repository_root
+        from ade_platform.clients.snowflake import repository_root
 
         self.settings()
         return repository_root(self.ctx.settings)

@@ -101,9 +101,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(name: str) -> WarehouseClient:
         with lock:
             if name not in clients:
-                clients[name] = open_client(
-                    name, settings.warehouses[name], settings.limits.query_timeout_seconds
-                )
+                clients[name] = open_client(settings, name)
             return clients[name]
 
     def live(tool: str, arguments: dict[str, Any], fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:

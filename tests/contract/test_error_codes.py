@@ -112,7 +112,7 @@ def test_every_code_an_error_can_carry_is_registered() -> None:
 
 
 def test_declared_code_lists_are_registered() -> None:
-    from ade_platform.clients.orchestrator import ERROR_CODES as ORCHESTRATOR_CODES
+    from ade_platform.clients.orchestrators.base import ERROR_CODES as ORCHESTRATOR_CODES
     from ade_platform.lib.snowflake.errors import E_CODES
 
     assert set(ORCHESTRATOR_CODES) <= set(ERROR_CODES)

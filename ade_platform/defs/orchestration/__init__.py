@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.orchestrators import (
     configured_backends,
     open_client,
     snapshot_runs,

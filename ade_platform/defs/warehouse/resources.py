@@ -115,6 +115,4 @@ def client_for(resource: Any, name: str, settings: Settings) -> WarehouseClient:
     """The warehouse client behind a resource (Snowflake's connections come from dagster-snowflake)."""
     if hasattr(resource, "client"):
         return resource.client()
-    wh = settings.warehouses[name]
-    timeout = settings.limits.query_timeout_seconds
-    return open_client(name, wh, timeout, connection_factory=lambda: resource.get_connection(raw_conn=True))
+    return open_client(settings, name, connection_factory=lambda: resource.get_connection(raw_conn=True))

@@ -44,7 +44,7 @@ def drift_sensor(name: str, settings: Settings, job: Any) -> Any:
     )
     def warehouse_drift_sensor(context: SensorEvaluationContext) -> Any:
         # Sensors hold no Dagster resources: the same client the resource builds, from the same settings.
-        client = open_client(name, settings.warehouses[name], settings.limits.query_timeout_seconds)
+        client = open_client(settings, name)
         try:
             live = client.fingerprint()
         except WarehouseError as exc:

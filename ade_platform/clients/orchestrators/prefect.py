@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import base64
 import logging
+import uuid
 from datetime import datetime
 from typing import Any
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.orchestrators.base import (
     DagInfo,
     HttpApi,
     OrchestratorError,
@@ -217,8 +218,6 @@ class PrefectClient:
 
 
 def _is_uuid(value: str) -> bool:
-    import uuid
-
     try:
         uuid.UUID(value)
     except ValueError:

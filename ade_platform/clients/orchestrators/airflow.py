@@ -12,7 +12,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.orchestrators.base import (
     DagInfo,
     HttpApi,
     OrchestratorError,

@@ -1,6 +1,6 @@
 """Snowflake through snowflake-connector-python, one authenticated session per snow connection name.
 
-The `snow` CLI transport (clients/snow_cli.py) starts a process and logs in for every statement: seconds
+The `snow` CLI transport (cli.py) starts a process and logs in for every statement: seconds
 each. This transport reads the same connection definitions the CLI reads (`config.toml` `[connections.*]`
 and `connections.toml`, in SNOWFLAKE_HOME or ~/.snowflake, or the configured `config_file`), logs in once
 per connection name and keeps that session: a statement then costs one round trip. It implements the same
@@ -33,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.snow_cli import check_statement_text, classify_failure
+from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
 from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
 
