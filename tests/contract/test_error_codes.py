@@ -91,23 +91,17 @@ def _codes(trees: list[tuple[Path, ast.Module]], errors: dict[str, ast.ClassDef]
 def test_every_code_an_error_can_carry_is_registered() -> None:
     trees = _trees()
     errors = _coded_errors(trees)
-    expected = {
+    layers = {
         "StoreError",
-        "SnapshotNotFound",
+        "ArtifactError",
         "WarehouseError",
         "BiError",
-        "TileError",
         "OrchestratorError",
-    }
-    assert expected | {
         "DbtCloudError",
-        "SnowflakeError",
-        "CliFailure",
-        "SnowfakeryError",
-        "ToolFailure",
-    } <= set(errors)
+    }
+    assert layers | {"SnowflakeError", "SnowfakeryError", "ToolFailure"} <= set(errors)
     codes = _codes(trees, errors)
-    assert len(codes) > 200, "the scan found too few raise sites: is it reading the right code?"
+    assert len(codes) > 150, "the scan found too few raise sites: is it reading the right code?"
     assert sorted({(where, code) for where, code in codes if code not in ERROR_CODES}) == []
 
 

@@ -1,15 +1,14 @@
 """Orchestrator clients: Airflow and Prefect (REST over httpx) and the platform's own Dagster instance, behind one
 contract (`OrchestratorClient`, base.py), and what the `orchestrators:` settings say of them.
 
-`open_client(settings, name)` opens the client of one backend. The backends' modules import nothing heavy
-(Dagster is imported by the Dagster client on first use), so they are imported here at once.
+`open_client(settings, name)` opens the client of one backend. It imports the backend's module on first use
+(start-up speed: the gateway's cached path never loads httpx, nor Dagster), like clients/warehouses/.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ade_platform.clients.orchestrators.airflow import AirflowClient
 from ade_platform.clients.orchestrators.base import (
     ERROR_CODES,
     DagInfo,
@@ -18,8 +17,6 @@ from ade_platform.clients.orchestrators.base import (
     TaskInfo,
     TaskRecord,
 )
-from ade_platform.clients.orchestrators.dagster import DagsterRunsClient
-from ade_platform.clients.orchestrators.prefect import PrefectClient
 from ade_platform.clients.orchestrators.snapshot import snapshot_runs
 from ade_platform.config import REPO_ROOT, Settings
 from ade_platform.lib.secrets import settings_scrubber
@@ -53,6 +50,8 @@ def open_client(settings: Settings, name: str) -> OrchestratorClient:
     is missing."""
     conf = settings.orchestrators
     if name == "dagster":
+        from ade_platform.clients.orchestrators.dagster import DagsterRunsClient
+
         launch_env = {"ADE_HOME": str(settings.home)}
         if settings.config_path is not None:
             launch_env["ADE_CONFIG"] = str(settings.config_path)
@@ -64,12 +63,16 @@ def open_client(settings: Settings, name: str) -> OrchestratorClient:
             raise OrchestratorError(
                 "backend_not_configured", "no orchestrators.airflow section in the configuration"
             )
+        from ade_platform.clients.orchestrators.airflow import AirflowClient
+
         return AirflowClient.from_settings(conf.airflow)
     if name == "prefect":
         if conf.prefect is None:
             raise OrchestratorError(
                 "backend_not_configured", "no orchestrators.prefect section in the configuration"
             )
+        from ade_platform.clients.orchestrators.prefect import PrefectClient
+
         return PrefectClient.from_settings(conf.prefect)
     raise OrchestratorError("backend_not_configured", f"unknown orchestrator backend {name!r}")
 
