@@ -138,11 +138,10 @@ def should_retry(
     *,
     status: int | None = None,
     repeatable: bool | None = None,
-    max_attempts: int = MAX_ATTEMPTS,
 ) -> bool:
     """Whether a request is sent again after failed attempt `attempt` (from 0): its answer's `status`, or None
     for a transport failure. `repeatable` overrides what the method says (see the module's docstring)."""
-    if attempt + 1 >= max_attempts:
+    if attempt + 1 >= MAX_ATTEMPTS:
         return False
     if status == 429:
         return True
@@ -157,7 +156,6 @@ def retrying(
     *,
     repeatable: bool | None = None,
     retry_on: tuple[type[Exception], ...] = (),
-    max_attempts: int = MAX_ATTEMPTS,
 ) -> R:
     """`send()`'s answer (anything with `status_code` and `headers`) once the policy allows no further attempt.
     A `retry_on` failure is repeated like a 5xx and raised when it is the last; anything else `send` raises
@@ -167,15 +165,13 @@ def retrying(
         try:
             response = send()
         except retry_on:
-            if not should_retry(method, attempt, repeatable=repeatable, max_attempts=max_attempts):
+            if not should_retry(method, attempt, repeatable=repeatable):
                 raise
             time.sleep(retry_delay(attempt))
             attempt += 1
             continue
         status = response.status_code  # type: ignore[attr-defined]
-        if status < 400 or not should_retry(
-            method, attempt, status=status, repeatable=repeatable, max_attempts=max_attempts
-        ):
+        if status < 400 or not should_retry(method, attempt, status=status, repeatable=repeatable):
             return response
         time.sleep(retry_delay(attempt, response))
         attempt += 1
@@ -197,11 +193,9 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         follow_redirects: bool = False,
         transport: httpx.BaseTransport | None = None,
-        max_attempts: int = MAX_ATTEMPTS,
     ):
         self.name = name
         self.error = error
-        self.max_attempts = max_attempts
         self.follow_redirects = follow_redirects
         self.shown_url = shown_url(base_url)
         hooks = {"request": [same_origin_only(base_url)]} if follow_redirects else {}
@@ -213,10 +207,6 @@ class HttpClient:
             follow_redirects=follow_redirects,
             event_hooks=hooks,
         )
-
-    @property
-    def headers(self) -> httpx.Headers:
-        return self.http.headers
 
     def request(
         self, method: str, path: str, *, repeatable: bool | None = None, **kwargs: Any
@@ -233,13 +223,7 @@ class HttpClient:
                 raise self.error("connection_failed", f"{self.name} did not answer in time") from None
 
         try:
-            response = retrying(
-                method,
-                send,
-                repeatable=repeatable,
-                retry_on=(httpx.TransportError,),
-                max_attempts=self.max_attempts,
-            )
+            response = retrying(method, send, repeatable=repeatable, retry_on=(httpx.TransportError,))
         except httpx.TransportError as exc:
             raise self.error(
                 "connection_failed", f"cannot reach {self.name} at {self.shown_url} ({type(exc).__name__})"

@@ -82,21 +82,19 @@ def test_a_trigger_is_sent_once_even_when_the_server_answers_5xx() -> None:
     assert refused.value.code == "upstream_error" and len(triggers) == 1
 
 
-def test_a_timeout_is_not_repeated() -> None:
-    def slow(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("no answer", request=request)
+def _raising(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx.Response]:
+    def fail(request: httpx.Request) -> httpx.Response:
+        raise error("no answer", request=request)
 
-    transport, seen = _server(slow)
+    return fail
+
+
+def test_a_timeout_is_not_repeated_and_an_unreachable_server_names_no_credentials() -> None:
+    transport, seen = _server(_raising(httpx.ReadTimeout))
     with pytest.raises(Failure) as failed:
         _client(transport).request("GET", "/things")
     assert failed.value.code == "connection_failed" and len(seen) == 1
-
-
-def test_an_unreachable_server_is_connection_failed_without_its_credentials() -> None:
-    def refused(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("refused", request=request)
-
-    transport, seen = _server(refused)
+    transport, seen = _server(_raising(httpx.ConnectError))
     with pytest.raises(Failure) as failed:
         _client(transport, "http://ade:s3cret-pw@api.test:8080/v1").request("POST", "/run")
     assert failed.value.code == "connection_failed" and len(seen) == 1  # a POST is not repeated

@@ -124,7 +124,7 @@ class Session:
     def _connected(self) -> Any:
         if self._conn is not None and not self._conn.is_closed():
             return self._conn
-        import snowflake.connector
+        import snowflake.connector  # the driver loads on the first statement (start-up speed)
 
         try:
             self._conn = snowflake.connector.connect(**self._parameters)
@@ -256,7 +256,7 @@ def connector_failure(exc: Exception) -> CliFailure:
     """A connector error as the CLI transport reports it (code, raw text to scrub, Snowflake number)."""
     if isinstance(exc, CliFailure):
         return exc
-    import snowflake.connector
+    import snowflake.connector  # loaded already: only a connector call fails with its errors
 
     if isinstance(exc, snowflake.connector.errors.Error):
         message = str(exc.msg or "")
