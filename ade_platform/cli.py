@@ -77,7 +77,7 @@ def cmd_guard_classify(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     if settings.snowflake is not None:
-        from ade_platform.clients.snow_cli import policy_from_settings
+        from ade_platform.clients.snowflake import policy_from_settings
 
         policy = policy_from_settings(settings.snowflake)
     else:

@@ -1,8 +1,11 @@
 """The one table of error codes, and how failures become MCP error results.
 
 A tool error reaches the agent as an MCP error result (isError: true) whose text is the JSON object
-{"error": "<stable code>", "detail": "...", "hint": "..."}. Codes come from the specs; anything unexpected
-is masked as internal_error so tracebacks, secrets and paths never leave the server.
+{"error": "<stable code>", "detail": "...", "hint": "...", **fields}. Every layer raises a CodedError
+(ade_platform/lib/errors.py); the middleware (`StructuredErrors`) maps any of them here, in one place
+(`to_tool_error`), so no toolset translates an exception by hand. Codes come from the specs; anything
+unexpected (or a code missing from ERROR_CODES) is masked as internal_error so tracebacks, secrets and paths
+never leave the server.
 """
 
 from __future__ import annotations
@@ -11,13 +14,16 @@ import json
 import logging
 from typing import Any
 
-from fastmcp.exceptions import NotFoundError, ToolError
+from fastmcp.exceptions import NotFoundError, ResourceError, ToolError
 from fastmcp.exceptions import ValidationError as ArgumentValidationError
 from fastmcp.server.middleware import Middleware
 
+from ade_platform.lib.errors import CodedError
+
 log = logging.getLogger("ade.mcp")
 
-# code -> default hint. Every code any toolset raises is listed here (a contract test checks it).
+# code -> default hint. Every code any toolset or CodedError raises is listed here
+# (tests/contract/test_error_codes.py checks it).
 ERROR_CODES: dict[str, str] = {
     # generic
     "invalid_argument": "Check the parameter against the tool's input schema.",
@@ -38,6 +44,7 @@ ERROR_CODES: dict[str, str] = {
     "sources_not_found": "Run `dbt source freshness` (or `ade materialize --select dbt_sources`).",
     "compiled_not_found": "Run `dbt compile` so compiled SQL exists.",
     "invalid_regex": "Fix the regular expression.",
+    "pattern_too_complex": "Simplify the pattern: fewer nested repeats and alternatives.",
     "invalid_pattern": "Use a glob such as stg_* or a unique_id such as model.<project>.<name>.",
     "ambiguous_node": "Several nodes share this name; pass the unique_id instead.",
     "file_not_found": "Paths are relative to the dbt project root, e.g. models/staging/schema.yml.",
@@ -105,20 +112,27 @@ ERROR_CODES: dict[str, str] = {
 }
 
 
-class ToolFailure(ToolError):
-    """Raised by tool code for an expected failure; becomes a structured MCP error result.
+class ToolFailure(CodedError, ToolError):
+    """The MCP side of a CodedError: raised by tool code for a failure only the tool knows, and made from any
+    other CodedError by `to_tool_error`. A ToolError subclass whose message is already the JSON payload, so
+    FastMCP passes it through unmasked. The code must be registered; the hint defaults to the code's."""
 
-    A ToolError subclass whose message is already the JSON payload, so FastMCP passes it through unmasked.
-    """
-
-    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any):
+    def __init__(self, code: str, detail: str, hint: str | None = None, /, **extra: Any):
         if code not in ERROR_CODES:
             raise ValueError(f"unregistered error code {code!r}")
-        self.code = code
-        self.detail = detail
-        self.hint = hint or ERROR_CODES[code]
-        self.extra = extra
-        super().__init__(json.dumps(self.payload(), default=str))
+        super().__init__(code, detail, hint or ERROR_CODES[code])
+        self.extra = extra  # set here, not passed on: a field may be named `code` (the snowflake E-code)
+        self.args = (json.dumps(self.payload(), default=str),)
+
+    @classmethod
+    def of(cls, error: CodedError) -> ToolFailure:
+        """The structured form of a CodedError: its code, detail and fields; its hint, else the code's default
+        (naming the asset of a store error)."""
+        hint = error.hint
+        asset = getattr(error, "asset", None)
+        if hint is None and isinstance(asset, str):
+            hint = ERROR_CODES[error.code].replace("<asset>", asset)
+        return cls(error.code, error.detail, hint, **error.fields())
 
     def payload(self) -> dict[str, Any]:
         return {"error": self.code, "detail": self.detail, "hint": self.hint, **self.extra}
@@ -146,9 +160,6 @@ def _is_structured(message: str) -> bool:
 
 def to_tool_error(exc: BaseException, tool: str) -> ToolError:
     """Map any exception raised while running a tool to a structured ToolError."""
-    from ade_platform.lib.dbt.artifacts import ArtifactError
-    from ade_platform.store import StoreError
-
     if isinstance(exc, ToolError) and not isinstance(exc, ToolFailure) and exc.__cause__ is not None:
         # FastMCP wraps (and masks) exceptions from the tool body; map the original instead.
         exc = exc.__cause__
@@ -158,14 +169,12 @@ def to_tool_error(exc: BaseException, tool: str) -> ToolError:
         return ToolFailure("invalid_argument", _describe_validation(exc))
     if isinstance(exc, ToolError) and _is_structured(str(exc)):
         return exc
-    if isinstance(exc, ArtifactError):
-        return ToolFailure(exc.code, exc.detail, exc.hint)
-    if isinstance(exc, StoreError):
-        code = getattr(exc, "code", "store_error")
-        asset = getattr(exc, "asset", None)
-        hint = ERROR_CODES[code].replace("<asset>", asset) if asset else None
-        return ToolFailure(code, str(exc), hint)
-    log.exception("unexpected error in tool %s", tool)
+    if isinstance(exc, CodedError) and exc.code in ERROR_CODES:
+        return ToolFailure.of(exc)
+    if isinstance(exc, CodedError):
+        log.error("tool %s raised %s with the unregistered code %r", tool, type(exc).__name__, exc.code)
+    else:
+        log.exception("unexpected error in tool %s", tool)
     return ToolFailure("internal_error", f"tool {tool} failed unexpectedly")
 
 
@@ -195,11 +204,15 @@ def _scrub_json(value: Any, scrub: Any) -> Any:
 
 
 class StructuredErrors(Middleware):
-    """Turns every tool failure, including argument validation, into the structured error shape; with a
+    """Turns every tool failure, including argument validation, into the structured error shape, and a
+    CodedError from a resource read into the same shape (anything else a resource raises FastMCP masks); with a
     `scrub` (the configured secrets' scrubber), no secret survives in it."""
 
     def __init__(self, scrub: Any = None):
         self.scrub = scrub
+
+    def _clean(self, error: ToolError) -> ToolError:
+        return scrubbed(error, self.scrub) if self.scrub is not None else error
 
     async def on_call_tool(self, context, call_next):  # type: ignore[override]
         try:
@@ -207,5 +220,20 @@ class StructuredErrors(Middleware):
         except NotFoundError:
             raise
         except Exception as exc:
-            error = to_tool_error(exc, context.message.name)
-            raise (scrubbed(error, self.scrub) if self.scrub is not None else error) from None
+            raise self._clean(to_tool_error(exc, context.message.name)) from None
+
+    async def on_read_resource(self, context, call_next):  # type: ignore[override]
+        try:
+            return await call_next(context)
+        except Exception as exc:
+            # FastMCP wraps (and masks) what a resource raises; the original is the cause.
+            error = exc.__cause__ if isinstance(exc, ResourceError) and exc.__cause__ is not None else exc
+            if (
+                isinstance(error, CodedError)
+                and not isinstance(error, ToolFailure)
+                and error.code in ERROR_CODES
+            ):
+                error = ToolFailure.of(error)
+            if not isinstance(error, ToolFailure):
+                raise
+            raise self._clean(error) from None

@@ -5,32 +5,31 @@ The API wraps every answer in an envelope, `{"status": {"code", "is_success", "u
 `offset`/`limit` (at most 100 per page). Runs carry a numeric status (1 queued, 2 starting, 3 running, 10 success,
 20 error, 30 cancelled) which this client names. Failures become `DbtCloudError(code, detail)` with stable codes
 (`auth_failed`, `job_not_found`, `run_not_found`, `artifact_not_found`, `rate_limited`, `connection_failed`,
-`upstream_error`); the token never appears in one.
+`upstream_error`); the token never appears in one. Requests go through the shared HTTP helper (clients/http.py):
+retries on 429 and on 5xx and connection failures of reads (never a trigger's), redirects refused.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from ade_platform.clients.urls import redirect_refused, segment
+from ade_platform.clients.http import HttpClient, redirect_refused, segment
 from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, canonical_run, status_name
+from ade_platform.lib.errors import CodedError
 
 __all__ = ["STATUS_NAMES", "TERMINAL", "Artifact", "DbtCloudClient", "DbtCloudError", "status_name"]
 PAGE_LIMIT = 100
-_MAX_RETRIES = 4
-_MAX_BACKOFF = 8.0
 
 
-class DbtCloudError(Exception):
+class DbtCloudError(CodedError):
+    """`status` is the HTTP status of the answer that failed, when there was one (not shown to an agent)."""
+
     def __init__(self, code: str, detail: str, status: int | None = None):
-        super().__init__(f"{code}: {detail}")
-        self.code = code
-        self.detail = detail
+        super().__init__(code, detail)
         self.status = status
 
 
@@ -51,15 +50,16 @@ class DbtCloudClient:
         *,
         timeout: float = 30,
         connect_timeout: float = 5,
-        max_retries: int = _MAX_RETRIES,
         transport: httpx.BaseTransport | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.account_id = account_id
-        self.max_retries = max_retries
         self._token = token
-        self._http = httpx.Client(
-            base_url=f"{self.base_url}/accounts/{account_id}",
+        # Redirects are not followed, so the token never goes elsewhere.
+        self._http = HttpClient(
+            f"{self.base_url}/accounts/{account_id}",
+            name="dbt Cloud",
+            error=DbtCloudError,
             headers={"Authorization": f"Token {token}", "Accept": "application/json"},
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             transport=transport,
@@ -150,11 +150,10 @@ class DbtCloudClient:
 
     def get_artifact(self, run_id: int, name: str, step: int | None = None) -> Artifact:
         params = {"step": step} if step is not None else None
-        response = self._send(
+        response = self._http.request(
             "GET",
             f"/runs/{int(run_id)}/artifacts/{'/'.join(segment(part) for part in name.split('/'))}",
             params=params,
-            what=f"artifact {name} of run {run_id}",
         )
         if response.status_code == 404:
             # The same 404 says "no such run" or "the run wrote no such file": tell them apart.
@@ -214,7 +213,7 @@ class DbtCloudClient:
         not_found: str = "upstream_error",
         what: str = "",
     ) -> dict[str, Any]:
-        response = self._send(method, path, params=params, json=json, what=what)
+        response = self._http.request(method, path, params=params, json=json)
         self._raise_for_status(response, not_found=not_found, what=what)
         try:
             payload = response.json()
@@ -224,47 +223,9 @@ class DbtCloudClient:
             raise DbtCloudError("upstream_error", "dbt Cloud answered without the v2 response envelope")
         return payload
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict[str, Any] | None = None,
-        json: Any = None,
-        what: str = "",
-    ) -> httpx.Response:
-        """One request with retries: 429 honours Retry-After, 5xx and connection errors back off (capped)."""
-        attempt = 0
-        while True:
-            try:
-                response = self._http.request(method, path, params=params, json=json)
-            except httpx.TimeoutException:
-                if attempt >= self.max_retries:
-                    raise DbtCloudError("connection_failed", "dbt Cloud did not answer in time") from None
-            except httpx.TransportError:
-                if attempt >= self.max_retries:
-                    raise DbtCloudError(
-                        "connection_failed", f"cannot reach dbt Cloud at {self.base_url}"
-                    ) from None
-            else:
-                if response.status_code == 429 and attempt < self.max_retries:
-                    time.sleep(_retry_after(response, attempt))
-                    attempt += 1
-                    continue
-                # A trigger is not idempotent: a 5xx after a POST may have created the run, so never repeat it.
-                if response.status_code >= 500 and method == "GET" and attempt < self.max_retries:
-                    time.sleep(_backoff(attempt))
-                    attempt += 1
-                    continue
-                return response
-            if method != "GET":
-                raise DbtCloudError("connection_failed", f"cannot reach dbt Cloud at {self.base_url}")
-            time.sleep(_backoff(attempt))
-            attempt += 1
-
     def _raise_for_status(self, response: httpx.Response, *, not_found: str, what: str) -> None:
         code = response.status_code
-        if 300 <= code < 400:  # not followed: httpx's default here, so the token never goes elsewhere
+        if 300 <= code < 400:  # not followed (the helper refuses a redirect): a 3xx of another kind
             raise DbtCloudError("upstream_error", redirect_refused("dbt Cloud", response), code)
         if code < 400:
             return
@@ -287,14 +248,3 @@ def _user_message(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         message = ""
     return message[:300] or response.reason_phrase
-
-
-def _retry_after(response: httpx.Response, attempt: int) -> float:
-    try:
-        return min(max(float(response.headers.get("Retry-After", "")), 0.0), _MAX_BACKOFF * 4)
-    except ValueError:
-        return _backoff(attempt)
-
-
-def _backoff(attempt: int) -> float:
-    return min(0.25 * 2**attempt, _MAX_BACKOFF)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ade_platform.lib.dbt.command_policy import StepRefused, parse_steps
+from ade_platform.lib.errors import CodedError
 
 STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "error", 30: "cancelled"}
 # dbtcloud_get_last_run's filter: dbt Cloud's status strings (case-insensitive) -> the numeric status.
@@ -76,12 +77,8 @@ def canonical_run(run: dict[str, Any]) -> bool:
     return steps_override_of(run) is None or not started_by_agent(run)
 
 
-class TriggerRefused(ValueError):
+class TriggerRefused(CodedError, ValueError):
     """A trigger refused before any API call: a stable error code, a detail and what to show with it."""
-
-    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any):
-        super().__init__(detail)
-        self.code, self.detail, self.hint, self.extra = code, detail, hint, extra
 
 
 def checked_trigger(

@@ -7,11 +7,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
 
-class StoreError(Exception):
+
+class StoreError(CodedError):
     """Base class of every error the store raises; the message is safe to show to an agent."""
 
     code = "store_error"
+
+    def __init__(self, detail: str):
+        super().__init__(type(self).code, detail)
 
 
 class SnapshotNotFound(StoreError):

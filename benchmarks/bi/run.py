@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import httpx
 
-from ade_platform.clients.bi import open_bi_client
+from ade_platform.clients.bi import open_client
 from ade_platform.config import load_settings
 from ade_platform.emulators.demo import free_port
 from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
@@ -107,7 +107,7 @@ def main() -> None:
                 "ADE_METABASE_URL": "",
             }
             settings = load_settings(REPO / "ade.yaml", env=env)
-            client = open_bi_client("looker", settings)
+            client = open_client(settings, "looker")
             inventory = collect_inventory(client)
             StoreWriter(settings.store_root).publish("bi_inventory_looker", inventory, run_id="bench")
             ctx = BridgeContext.from_settings(settings)

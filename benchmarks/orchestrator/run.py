@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 from fastmcp import Client
 
-from ade_platform.clients.orchestrator import snapshot_runs
-from ade_platform.clients.prefect import PrefectClient
+from ade_platform.clients.orchestrators import snapshot_runs
+from ade_platform.clients.orchestrators.prefect import PrefectClient
 from ade_platform.config import OrchestratorSettings, PrefectSettings, load_settings
 from ade_platform.emulators.demo import free_port
 from ade_platform.live import flush_all

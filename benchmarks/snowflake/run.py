@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.snow_cli import SnowCli
+from ade_platform.clients.snowflake.cli import SnowCli
 from ade_platform.lib.guard import GuardPolicy, classify_sql
 from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits
 from benchmarks.snowflake.queries import corpora, real_world
@@ -135,7 +135,7 @@ def bench_proxy_work(quick: bool) -> None:
 
 def bench_proxy(quick: bool) -> None:
     """Both transports against the same fakesnow server in one run, per statement, rounds interleaved."""
-    from ade_platform.clients.snow_connector import SnowConnector
+    from ade_platform.clients.snowflake.connector import SnowConnector
     from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, snow_cli, start_stack
 
     if snow_cli() is None:
@@ -188,7 +188,7 @@ def bench_sessions(quick: bool) -> None:
     session (before issue 23), and one shared session plus `SELECT 1` after each withheld result (the other
     way to move LAST_QUERY_ID() off it); a login (paid once per connection name for the second session); and
     the session-state token scan the guard adds to each classification."""
-    from ade_platform.clients.snow_connector import Session, SnowConnector, connection_parameters
+    from ade_platform.clients.snowflake.connector import Session, SnowConnector, connection_parameters
     from ade_platform.lib.guard import _tokens as tk
     from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, start_stack
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from ade_platform.clients.warehouses import WarehouseError, open_client
+from ade_platform.clients.warehouses import WarehouseError, warehouse_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, SnowflakeWarehouse
 from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.live import LiveRunner
@@ -82,7 +82,7 @@ def measure(
     label: str, home: Path, name: str, wh: Any, schema: str, database: str | None, repeats: int
 ) -> None:
     settings = settings_for(home, {name: wh})
-    client = open_client(name, wh, 600)
+    client = warehouse_client(name, wh, 600)
     StoreWriter(settings.store_root).publish(schema_asset(name), client.snapshot())
     publish_manifest(settings, schema, database)
     parts = [database, schema, "orders"] if database else [schema, "orders"]
@@ -103,7 +103,7 @@ def measure(
     ctx = BridgeContext.from_settings(settings)
     ctx._live = LiveRunner(home / "dagster")
     live = asyncio.run(calls(build_server(settings, only="warehouse", ctx=ctx)))
-    with mock.patch("mcp_bridge.toolsets.warehouse.open_client", lambda *a, **k: _Unreachable()):
+    with mock.patch("mcp_bridge.toolsets.warehouse.warehouse_client", lambda *a, **k: _Unreachable()):
         cached = asyncio.run(calls(build_server(settings, only="warehouse", ctx=ctx)))
     ctx._live.flush()
     client.close()

@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from ade_platform.clients.warehouses import open_client
+from ade_platform.clients.warehouses import warehouse_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, load_settings
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
@@ -70,7 +70,7 @@ def live_overhead(home: Path, repeats: int) -> None:
         con.execute("SELECT 1").fetchall()
         con.close()
 
-    client = open_client("bench", settings.warehouses["bench"], 60)
+    client = warehouse_client("bench", settings.warehouses["bench"], 60)
     from fastmcp import Client
 
     async def through_mcp() -> tuple[list[float], list[float]]:
@@ -101,7 +101,7 @@ def snapshot_duckdb(home: Path, tables: int, repeats: int) -> None:
     db = home / f"snap{tables}.duckdb"
     make_duckdb(db, tables)
     settings = settings_for(home, {"bench": DuckDBWarehouse(type="duckdb", path=db)})
-    client = open_client("bench", settings.warehouses["bench"], 600)
+    client = warehouse_client("bench", settings.warehouses["bench"], 600)
     times = timed(client.snapshot, repeats)
     data = client.snapshot()
     writer = StoreWriter(settings.store_root)
@@ -143,7 +143,7 @@ def snapshot_bigquery(tables: int, repeats: int) -> None:
         fake.sql(
             "create schema ds; " + "; ".join(f"create table ds.t{t:05d} ({cols})" for t in range(tables))
         )
-        client = open_client(
+        client = warehouse_client(
             "bq",
             BigQueryWarehouse(type="bigquery", project="bench", datasets=["ds"], api_endpoint=fake.url),
             600,

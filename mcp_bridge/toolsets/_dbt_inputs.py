@@ -84,10 +84,6 @@ def as_result(body: dict[str, Any]) -> ToolResult:
     )
 
 
-def failure(exc: ProjectFileError) -> ToolFailure:
-    return ToolFailure(exc.code, exc.detail, exc.hint)
-
-
 class DbtInputs:
     def __init__(self, ctx: BridgeContext):
         self.ctx = ctx
@@ -129,7 +125,8 @@ class DbtInputs:
         return self._file_snapshot(kind, path)
 
     def _refused(self, kind: str, path: str, exc: ProjectFileError) -> ToolFailure:
-        """A confined path, refused helpfully: the allowed roots, and whether omitting the path would do."""
+        """A confined path, refused helpfully: the allowed roots, and whether omitting the path would do. (Kept
+        on purpose: here, and only here, the refusal names what would admit the path.)"""
         name = Path(path).name
         hint = "Artifact paths must be inside dbt.project_dir, dbt.target_path or the ADE home; add a folder "
         hint += "to dbt.artifact_roots in ade.yaml to admit it."

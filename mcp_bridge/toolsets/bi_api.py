@@ -23,7 +23,7 @@ from fastmcp import Context, FastMCP
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, look_rules, naming_for, open_bi_client
+from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, look_rules, naming_for, open_client
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn, look_body
 from ade_platform.lib.bi.names import health_asset, inventory_asset
@@ -158,18 +158,12 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(tool: str) -> BiClient:
         with lock:
             if tool not in clients:
-                try:
-                    clients[tool] = open_bi_client(tool, settings)
-                except BiError as exc:
-                    raise _failure(exc) from None
+                clients[tool] = open_client(settings, tool)
             return clients[tool]
 
     def live(name: str, arguments: dict[str, Any], fn: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
-        """Run fn as an audited read-only Dagster run; a BiError becomes the structured error."""
-        try:
-            result = ctx.live().run(name, fn, arguments=arguments, effects="none")
-        except BiError as exc:
-            raise _failure(exc) from None
+        """Run fn as an audited read-only Dagster run (a BiError is the structured error: the middleware maps it)."""
+        result = ctx.live().run(name, fn, arguments=arguments, effects="none")
         return result.value, result.stamp()
 
     def snapshot(asset: str) -> Snapshot | None:
@@ -181,11 +175,8 @@ def build(ctx: BridgeContext) -> FastMCP:
     def check_configured(tool: str) -> None:
         if tool not in bi.tools:
             configured = ", ".join(bi.tools) or "none"
-            raise _failure(
-                BiError(
-                    "backend_not_configured",
-                    f"{tool} is not configured (bi.{tool}); configured: {configured}",
-                )
+            raise BiError(
+                "backend_not_configured", f"{tool} is not configured (bi.{tool}); configured: {configured}"
             )
 
     def run_dashboard(
@@ -366,14 +357,6 @@ def build(ctx: BridgeContext) -> FastMCP:
     return server
 
 
-def _failure(exc: BiError) -> ToolFailure:
-    if exc.code == "backend_not_configured":  # the shared hint speaks of orchestrators
-        return ToolFailure(
-            exc.code, exc.detail, hint="Add bi.looker / bi.metabase (base_url, ${ENV} credentials)."
-        )
-    return ToolFailure(exc.code, exc.detail)
-
-
 def _list_item(d: dict[str, Any]) -> DashboardListItem:
     return DashboardListItem(
         dashboard_id=d["id"],
@@ -441,7 +424,7 @@ def _table_counter(settings: Any) -> Callable[[TableRef], report.TableCount] | N
             "connection_failed", "compare_to_warehouse needs a configured warehouse (bi.warehouse)"
         )
     naming = naming_for(settings)
-    wc = open_client(name, settings.warehouses[name], settings.limits.query_timeout_seconds)
+    wc = open_client(settings, name)
 
     def count(ref: TableRef) -> report.TableCount:
         try:

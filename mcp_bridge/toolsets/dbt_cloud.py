@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -197,17 +196,14 @@ class DbtCloudService:
         section = self.section
         if section is None:
             raise ToolFailure("dbt_cloud_not_configured", "no dbt_cloud: section in the configuration")
-        try:
-            return lib.checked_trigger(
-                job_id,
-                steps_override,
-                triggerable=section.triggerable(),
-                allow_steps_override=section.allow_steps_override,
-                allow_full_refresh=section.allow_full_refresh,
-                secret=section.api_token.get_secret_value(),
-            )
-        except lib.TriggerRefused as exc:
-            raise ToolFailure(exc.code, exc.detail, exc.hint, **exc.extra) from None
+        return lib.checked_trigger(
+            job_id,
+            steps_override,
+            triggerable=section.triggerable(),
+            allow_steps_override=section.allow_steps_override,
+            allow_full_refresh=section.allow_full_refresh,
+            secret=section.api_token.get_secret_value(),
+        )
 
     def tracked(self, job_id: int) -> bool:
         return self.section is not None and job_id in self.section.tracked_jobs
@@ -229,27 +225,15 @@ class DbtCloudService:
         """Run fn(client) as an audited live call in a worker thread; read-only unless a cause is given."""
         client = self.client()
 
-        def call() -> Any:
-            with api_errors():
-                return fn(client)
-
         def audited() -> Any:
             # a call with a cause triggers a run (changes dbt Cloud); without one it only reads
             effects = "none" if cause is None else "external"
-            return self.ctx.live().run(tool, call, arguments=arguments, cause=cause, effects=effects)
+            return self.ctx.live().run(
+                tool, lambda: fn(client), arguments=arguments, cause=cause, effects=effects
+            )
 
         result = await anyio.to_thread.run_sync(audited)
         return result.value, result.stamp()
-
-
-@contextmanager
-def api_errors() -> Iterator[None]:
-    from ade_platform.clients.dbt_cloud import DbtCloudError
-
-    try:
-        yield
-    except DbtCloudError as exc:
-        raise ToolFailure(exc.code, exc.detail) from None
 
 
 def _now() -> str:
@@ -336,8 +320,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         started = time.monotonic()
         checks = 0
         while True:
-            with api_errors():
-                run = await anyio.to_thread.run_sync(lambda: client.get_run(run_id))
+            run = await anyio.to_thread.run_sync(lambda: client.get_run(run_id))
             checks += 1
             waited = time.monotonic() - started
             status = lib.status_name(run.get("status"))
@@ -457,8 +440,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "invalid_argument", "expected dbtcloud://runs/<run id>/artifacts/<artifact>.json"
             )
         client = service.client()
-        with api_errors():
-            artifact = await anyio.to_thread.run_sync(lambda: client.get_artifact(int(run_id), name))
+        artifact = await anyio.to_thread.run_sync(lambda: client.get_artifact(int(run_id), name))
         return artifact.content.decode()
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)

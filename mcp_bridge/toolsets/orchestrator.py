@@ -25,22 +25,18 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.orchestrators import (
     OrchestratorClient,
     OrchestratorError,
     TaskRecord,
     conf_schema,
+    open_client,
     triggerable_dags,
 )
 from ade_platform.lib.orchestrator.logs import cap_log
 from ade_platform.lib.orchestrator.patterns import PatternResult, detect_patterns, detect_signatures
 from ade_platform.lib.orchestrator.runs import RunRecord, Status, normalize_status, summarize
-from ade_platform.lib.orchestrator.trigger_policy import (
-    ConfRefused,
-    check_conf,
-    check_conf_schema,
-    trigger_allowed,
-)
+from ade_platform.lib.orchestrator.trigger_policy import check_conf, check_conf_schema, trigger_allowed
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -50,8 +46,6 @@ from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, new_toolse
 T = TypeVar("T")
 TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
 RUN_SCAN_LIMIT = 500
-# Hints for codes whose default hint (in mcp_bridge.errors) belongs to another toolset.
-_HINTS = {"run_not_found": "Run ids come from orchestrator_get_last_run, get_run_history or trigger_dag."}
 
 Backend = Annotated[
     Literal["airflow", "prefect", "dagster"],
@@ -172,21 +166,18 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(backend: str) -> OrchestratorClient:
         with lock:
             if backend not in clients:
-                clients[backend] = _open_client(ctx, backend)
+                clients[backend] = open_client(settings, backend)
             return clients[backend]
 
     def live_read(tool: str, arguments: dict[str, Any], fn: Callable[[], T]) -> tuple[T, Provenance]:
-        try:
-            if arguments["backend"] == "dagster":
-                # Reading the platform's own run history: no audit run, or every look would add one to it.
-                started = time.perf_counter()
-                value = fn()
-                elapsed = round((time.perf_counter() - started) * 1000, 1)
-                return value, {"source": "live", "run_id": None, "elapsed_ms": elapsed}
-            client(arguments["backend"])  # an unconfigured backend fails here, before any audit run starts
-            result = ctx.live().run(tool, fn, arguments=arguments, effects="none")
-        except OrchestratorError as exc:
-            raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
+        if arguments["backend"] == "dagster":
+            # Reading the platform's own run history: no audit run, or every look would add one to it.
+            started = time.perf_counter()
+            value = fn()
+            elapsed = round((time.perf_counter() - started) * 1000, 1)
+            return value, {"source": "live", "run_id": None, "elapsed_ms": elapsed}
+        client(arguments["backend"])  # an unconfigured backend fails here, before any audit run starts
+        result = ctx.live().run(tool, fn, arguments=arguments, effects="none")
         return result.value, result.stamp()  # type: ignore[return-value]
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
@@ -254,16 +245,13 @@ def build(ctx: BridgeContext) -> FastMCP:
         if backend != "dagster":
             client(backend)  # an unconfigured backend fails here (opening a client sends no request)
         _check_trigger(settings, backend, dag_id, conf)
-        try:
-            result = ctx.live().run(
-                "orchestrator_trigger_dag",
-                lambda: client(backend).trigger(dag_id, conf),
-                arguments=arguments,
-                cause=_reason(conf),
-                effects="external",
-            )
-        except OrchestratorError as exc:
-            raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
+        result = ctx.live().run(
+            "orchestrator_trigger_dag",
+            lambda: client(backend).trigger(dag_id, conf),
+            arguments=arguments,
+            cause=_reason(conf),
+            effects="external",
+        )
         record: RunRecord = result.value
         return {
             "dag_id": dag_id,
@@ -419,15 +407,6 @@ def _reason(conf: dict[str, Any] | None) -> str | None:
     return str(reason) if reason else None
 
 
-def _open_client(ctx: BridgeContext, backend: str) -> OrchestratorClient:
-    from ade_platform.clients.orchestrator import open_client
-
-    try:
-        return open_client(ctx.settings, backend)
-    except OrchestratorError as exc:
-        raise ToolFailure(exc.code, exc.detail) from None
-
-
 def _check_trigger(settings: Any, backend: str, dag_id: str, conf: dict[str, Any] | None) -> None:
     """Refuse, before any call or audit run, a DAG off the allow-list or a conf outside the bounds or its schema."""
     if not trigger_allowed(backend, dag_id, triggerable_dags(settings, backend)):
@@ -438,18 +417,12 @@ def _check_trigger(settings: Any, backend: str, dag_id: str, conf: dict[str, Any
             "DAGs); the platform's internal Dagster jobs are never triggerable.",
         )
     limits = settings.orchestrators
-    try:
-        check_conf(
-            conf,
-            max_bytes=limits.max_conf_bytes,
-            max_depth=limits.max_conf_depth,
-            max_keys=limits.max_conf_keys,
-        )
-        schema = conf_schema(settings, backend, dag_id)
-        if schema is not None:
-            check_conf_schema(conf, schema, dag_id)
-    except ConfRefused as exc:
-        raise ToolFailure("conf_refused", str(exc)) from None
+    check_conf(
+        conf, max_bytes=limits.max_conf_bytes, max_depth=limits.max_conf_depth, max_keys=limits.max_conf_keys
+    )
+    schema = conf_schema(settings, backend, dag_id)
+    if schema is not None:
+        check_conf_schema(conf, schema, dag_id)
 
 
 def _newer_run(client: OrchestratorClient, dag_id: str, runs: list[RunRecord]) -> str | None:

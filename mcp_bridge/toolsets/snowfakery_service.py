@@ -1,5 +1,5 @@
-"""How the snowfakery toolset gets its SnowfakeryService (built from settings on first use) and maps the
-library's errors to the platform's structured tool errors."""
+"""How the snowfakery toolset gets its SnowfakeryService (built from settings on first use) and scrubs the
+library's errors before the gateway shows them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pydantic import BaseModel
 
 from ade_platform.config import Settings
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
-from mcp_bridge.errors import ToolFailure
 
 
 class ServiceHolder:
@@ -84,22 +83,11 @@ def _secrets(settings: Settings) -> list[str]:
 
 @contextmanager
 def failures(services: ServiceHolder) -> Iterator[None]:
-    """SnowfakeryError -> the platform's structured ToolFailure (detail scrubbed, extras kept)."""
+    """A SnowfakeryError's detail passed through the workspace's scrubber (absolute paths become workspace-relative,
+    environment secrets ***), which the gateway's own scrubber does not know; the middleware then maps the error
+    (with the spec's error fields, SnowfakeryError.fields)."""
     try:
         yield
     except SnowfakeryError as exc:
-        detail = services.scrub(exc.detail)
-        raise ToolFailure(exc.code, detail, exc.hint, **spec_error_fields(exc.extra, detail)) from None
-
-
-def spec_error_fields(extra: dict[str, Any], detail: str) -> dict[str, Any]:
-    """The spec's error object (section 11) flattened next to `error`/`detail`: `kind`, `message` and
-    `location` {filename, line} for every error about a recipe (one with an `errors` list), not only runs."""
-    out = dict(extra)
-    errors = [e for e in out.get("errors") or [] if isinstance(e, dict)]
-    out.setdefault("message", detail)
-    if errors:
-        first = errors[0]
-        out.setdefault("kind", first.get("kind"))
-        out.setdefault("location", {"filename": first.get("filename"), "line": first.get("line")})
-    return out
+        exc.detail = services.scrub(exc.detail)
+        raise

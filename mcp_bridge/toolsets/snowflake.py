@@ -30,7 +30,7 @@ from mcp_bridge.toolsets.schemas.snowflake import (
     ScalarAnswer,
 )
 from mcp_bridge.toolsets.snowflake_live import register_live_tools
-from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime, failures
+from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
 
 ObjectType = Literal[OBJECT_TYPES]  # type: ignore[valid-type]
 Connection = Annotated[
@@ -81,9 +81,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, DESCRIBE RESULT, $var):
         SESSION_STATE_REFUSED, since each call stands alone.
         """
-        with failures():
-            _, proxy = rt.services(connection)
-            return rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
+        _, proxy = rt.services(connection)
+        return rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def execute_scalar(
@@ -95,14 +94,13 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         guardrail.maxScalarRows). A statement that would return row values is reclassified (the spec's
         QUERY_CLASSIFIED): the answer is the redacted, schema-only response of execute_sql with
         `reclassified: true`, `error: "QUERY_CLASSIFIED"` and `code: "E1002"`, never the values."""
-        with failures():
-            _, proxy = rt.services(connection)
-            return rt.audited(
-                "execute_scalar",
-                {"query": query, "limit": limit},
-                connection,
-                lambda: proxy.execute_scalar(query, limit),
-            )
+        _, proxy = rt.services(connection)
+        return rt.audited(
+            "execute_scalar",
+            {"query": query, "limit": limit},
+            connection,
+            lambda: proxy.execute_scalar(query, limit),
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def list_objects(
@@ -117,14 +115,13 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
         or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
         and people's details are removed."""
-        with failures():
-            service, _ = rt.services(connection)
-            return rt.audited(
-                "list_objects",
-                {"objectType": objectType, "database": database, "schema": schema, "like": like},
-                connection,
-                lambda: service.list_objects(objectType, database, schema, like),
-            )
+        service, _ = rt.services(connection)
+        return rt.audited(
+            "list_objects",
+            {"objectType": objectType, "database": database, "schema": schema, "like": like},
+            connection,
+            lambda: service.list_objects(objectType, database, schema, like),
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def describe_object(
@@ -136,14 +133,13 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
     ) -> ObjectDescription:
         """Detailed metadata of one object (`snow object describe`) as `metadata` rows: columns with types,
         nullability, defaults and comments for tables and views; properties for other kinds."""
-        with failures():
-            service, _ = rt.services(connection)
-            return rt.audited(
-                "describe_object",
-                {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
-                connection,
-                lambda: service.describe_object(objectType, objectName, database, schema),
-            )
+        service, _ = rt.services(connection)
+        return rt.audited(
+            "describe_object",
+            {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
+            connection,
+            lambda: service.describe_object(objectType, objectName, database, schema),
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=deferred_schemas_of(DdlAnswer)[DdlAnswer])
     def get_ddl(
@@ -157,15 +153,14 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         .sql file); the structured content carries `ddl`, `source` and `note`. Where GET_DDL is unavailable
         the DDL is rebuilt from INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`)
         and `note` explains."""
-        with failures():
-            service, _ = rt.services(connection)
-            body = rt.audited(
-                "get_ddl",
-                {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
-                connection,
-                lambda: service.get_ddl(objectType, objectName, database, schema),
-            )
-            return ToolResult(content=[TextContent(type="text", text=body["ddl"])], structured_content=body)
+        service, _ = rt.services(connection)
+        body = rt.audited(
+            "get_ddl",
+            {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
+            connection,
+            lambda: service.get_ddl(objectType, objectName, database, schema),
+        )
+        return ToolResult(content=[TextContent(type="text", text=body["ddl"])], structured_content=body)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def get_lineage(
@@ -183,14 +178,13 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         sqlglot over view definitions - `source` and `note` say so). `lineage` lists the edges as
         OBJECT_DEPENDENCIES rows (REFERENCED_* / REFERENCING_*, as the spec returns them); `nodes` carry hop
         distance and side, `edges` the same edges as from/to names."""
-        with failures():
-            service, _ = rt.services(connection)
-            return rt.audited(
-                "get_lineage",
-                {"objectName": objectName, "objectType": objectType, "direction": direction, "depth": depth},
-                connection,
-                lambda: service.get_lineage(objectName, objectType, database, schema, direction, depth),
-            )
+        service, _ = rt.services(connection)
+        return rt.audited(
+            "get_lineage",
+            {"objectName": objectName, "objectType": objectType, "direction": direction, "depth": depth},
+            connection,
+            lambda: service.get_lineage(objectName, objectType, database, schema, direction, depth),
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def get_dependencies(
@@ -205,14 +199,13 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
     ) -> DependenciesAnswer:
         """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
         carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type."""
-        with failures():
-            service, _ = rt.services(connection)
-            return rt.audited(
-                "get_dependencies",
-                {"objectName": objectName, "objectType": objectType},
-                connection,
-                lambda: service.get_dependencies(objectName, objectType, database, schema),
-            )
+        service, _ = rt.services(connection)
+        return rt.audited(
+            "get_dependencies",
+            {"objectName": objectName, "objectType": objectType},
+            connection,
+            lambda: service.get_dependencies(objectName, objectType, database, schema),
+        )
 
     register_live_tools(server, rt)
     return server

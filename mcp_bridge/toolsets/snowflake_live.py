@@ -14,7 +14,7 @@ from ade_platform.store import StoreWriter
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD
 from mcp_bridge.toolsets.schemas.snowflake import DdlResult, StalenessAnswer, SyncAnswer
-from mcp_bridge.toolsets.snowflake_runtime import REPOSITORY_ASSET, SnowflakeRuntime, failures
+from mcp_bridge.toolsets.snowflake_runtime import REPOSITORY_ASSET, SnowflakeRuntime
 
 DESTRUCTIVE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
@@ -68,53 +68,52 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
         repository snapshot (which extends exclusion checks through views). Answers the spec's `synced` and
         `results` [{type, name, path, status}], with `written` / `unchanged` / `removed` counts."""
-        with failures():
-            section = rt.settings()
-            default_root = rt.sync_root().resolve()
-            root = rt.confine(targetDir, default=default_root)
-            dbs = tuple(databases or section.sync.databases)
-            options = SyncOptions(
-                include_databases=includeDatabases,
-                include_schemas=includeSchemas,
-                include_tables=includeTables,
-                include_views=includeViews,
-                include_functions=includeFunctions,
-                include_procedures=includeProcedures,
-                include_stages=includeStages,
-                include_tasks=includeTasks,
-                databases=dbs,
-            )
-            service, _ = rt.services(connection)
-            name = rt.connection(connection)
+        section = rt.settings()
+        default_root = rt.sync_root().resolve()
+        root = rt.confine(targetDir, default=default_root)
+        dbs = tuple(databases or section.sync.databases)
+        options = SyncOptions(
+            include_databases=includeDatabases,
+            include_schemas=includeSchemas,
+            include_tables=includeTables,
+            include_views=includeViews,
+            include_functions=includeFunctions,
+            include_procedures=includeProcedures,
+            include_stages=includeStages,
+            include_tasks=includeTasks,
+            databases=dbs,
+        )
+        service, _ = rt.services(connection)
+        name = rt.connection(connection)
 
-            def work() -> dict[str, Any]:
-                inventory = collect(service, options)
-                summary = write_repository(root, inventory, connection=name, databases=list(dbs))
-                if root == default_root:
-                    index = read_index(root) or {}
-                    StoreWriter(ctx.settings.store_root, retention=ctx.settings.store.retention).publish(
-                        REPOSITORY_ASSET,
-                        {**summary, **index},
-                        source={"tool": "sync_objects", "connection": name},
-                    )
-                return summary
+        def work() -> dict[str, Any]:
+            inventory = collect(service, options)
+            summary = write_repository(root, inventory, connection=name, databases=list(dbs))
+            if root == default_root:
+                index = read_index(root) or {}
+                StoreWriter(ctx.settings.store_root, retention=ctx.settings.store.retention).publish(
+                    REPOSITORY_ASSET,
+                    {**summary, **index},
+                    source={"tool": "sync_objects", "connection": name},
+                )
+            return summary
 
-            args = {"connection": name, "targetDir": targetDir, "databases": list(dbs), **options.__dict__}
-            result = ctx.live().run("sync_objects", work, arguments=args, cause=cause)
-            summary = dict(result.value)
-            index = read_index(root) or {}
-            limit = ctx.settings.limits.max_rows
-            results = [
-                {"type": e["type"], "name": e["key"], "path": e["path"], "status": "synced"}
-                for e in index.get("objects", [])[:limit]
-            ]
-            return {
-                **summary,
-                "targetDir": targetDir or "(configured root)",
-                "results": results,
-                "truncated": len(index.get("objects", [])) > limit,
-                "provenance": result.stamp(),
-            }
+        args = {"connection": name, "targetDir": targetDir, "databases": list(dbs), **options.__dict__}
+        result = ctx.live().run("sync_objects", work, arguments=args, cause=cause)
+        summary = dict(result.value)
+        index = read_index(root) or {}
+        limit = ctx.settings.limits.max_rows
+        results = [
+            {"type": e["type"], "name": e["key"], "path": e["path"], "status": "synced"}
+            for e in index.get("objects", [])[:limit]
+        ]
+        return {
+            **summary,
+            "targetDir": targetDir or "(configured root)",
+            "results": results,
+            "truncated": len(index.get("objects", [])) > limit,
+            "provenance": result.stamp(),
+        }
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def check_staleness(
@@ -136,36 +135,35 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
     ) -> StalenessAnswer:
         """Compare a synced DDL file with the object's current DDL: `isStale` when their hashes differ
         (`localHash`, `remoteHash` and the DDL `source` are returned too)."""
-        with failures():
-            service, _ = rt.services(connection)
-            root = rt.sync_root().resolve()
-            if localPath is None:
-                obj = service.name(objectName, objectType, None, None)
-                entries = (read_index(root) or {}).get("objects", [])
-                match = [e for e in entries if e.get("key") == obj.display and e.get("type") == obj.kind.name]
-                if not match:
-                    raise ToolFailure(
-                        "file_not_found",
-                        "the repository index has no file for this object",
-                        hint="Run sync_objects first, or pass localPath.",
-                    )
-                localPath = match[0]["path"]
-            path = rt.confine(localPath, default=root)
-            try:
-                local_text = path.read_text(encoding="utf-8")
-            except OSError:
+        service, _ = rt.services(connection)
+        root = rt.sync_root().resolve()
+        if localPath is None:
+            obj = service.name(objectName, objectType, None, None)
+            entries = (read_index(root) or {}).get("objects", [])
+            match = [e for e in entries if e.get("key") == obj.display and e.get("type") == obj.kind.name]
+            if not match:
                 raise ToolFailure(
                     "file_not_found",
-                    "the local DDL file does not exist",
-                    hint="Run sync_objects first, or check localPath.",
-                ) from None
-            args = {"objectName": objectName, "objectType": objectType, "localPath": localPath}
-            return rt.audited(
-                "check_staleness",
-                args,
-                connection,
-                lambda: _compare(service, objectType, objectName, localPath, local_text),
-            )
+                    "the repository index has no file for this object",
+                    hint="Run sync_objects first, or pass localPath.",
+                )
+            localPath = match[0]["path"]
+        path = rt.confine(localPath, default=root)
+        try:
+            local_text = path.read_text(encoding="utf-8")
+        except OSError:
+            raise ToolFailure(
+                "file_not_found",
+                "the local DDL file does not exist",
+                hint="Run sync_objects first, or check localPath.",
+            ) from None
+        args = {"objectName": objectName, "objectType": objectType, "localPath": localPath}
+        return rt.audited(
+            "check_staleness",
+            args,
+            connection,
+            lambda: _compare(service, objectType, objectName, localPath, local_text),
+        )
 
     @server.tool(annotations=DESTRUCTIVE)
     def execute_ddl(
@@ -179,23 +177,22 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         returned. Refused: excluded objects, DML, procedures/scripts, unloads, temporary objects and anything
         reading an earlier result (SESSION_STATE_REFUSED), and (unless guardrail.allowDdlWithQueries)
         CREATE ... AS SELECT."""
-        with failures():
-            _, proxy = rt.services(connection)
-            classification = proxy.check_ddl(ddl)
-            name = rt.connection(connection)
-            result = ctx.live().run(
-                "execute_ddl",
-                lambda: proxy.run_ddl(ddl),
-                arguments={"ddl": ddl, "connection": name},
-                cause=cause,
-                dialect="snowflake",
-            )
-            return {
-                "success": True,
-                "statement": classification.statement,
-                "objects": classification.objects,
-                "provenance": result.stamp(),
-            }
+        _, proxy = rt.services(connection)
+        classification = proxy.check_ddl(ddl)
+        name = rt.connection(connection)
+        result = ctx.live().run(
+            "execute_ddl",
+            lambda: proxy.run_ddl(ddl),
+            arguments={"ddl": ddl, "connection": name},
+            cause=cause,
+            dialect="snowflake",
+        )
+        return {
+            "success": True,
+            "statement": classification.statement,
+            "objects": classification.objects,
+            "provenance": result.stamp(),
+        }
 
 
 def _compare(

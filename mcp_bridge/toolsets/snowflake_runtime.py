@@ -1,16 +1,17 @@
-"""Per-bridge state of the snowflake toolset: runners per connection, the guard catalog, error mapping."""
+"""Per-bridge state of the snowflake toolset: runners per connection, the guard catalog.
+
+A SnowflakeError is the structured error as it is (the gateway middleware maps it, with the spec's E-code)."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ade_platform.config import SnowflakeSettings
-from ade_platform.lib.snowflake.errors import E_CODES, SnowflakeError
+from ade_platform.lib.snowflake.errors import SnowflakeError
 from ade_platform.store import StoreError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
@@ -49,7 +50,7 @@ class SnowflakeRuntime:
 
     def settings(self) -> SnowflakeSettings:
         if self.section is None:
-            raise SnowflakeFailure("SNOWFLAKE_NOT_CONFIGURED", "no snowflake section is configured")
+            raise SnowflakeError("SNOWFLAKE_NOT_CONFIGURED", "no snowflake section is configured")
         return self.section
 
     def connection(self, name: str | None) -> str | None:
@@ -69,7 +70,7 @@ class SnowflakeRuntime:
         with self._lock:
             if name in self._services:
                 return self._services[name]
-        from ade_platform.clients.snow_cli import policy_from_settings, proxy_limits, runner_from_settings
+        from ade_platform.clients.snowflake import open_client, policy_from_settings, proxy_limits
         from ade_platform.lib.snowflake.discovery import SnowflakeService
         from ade_platform.lib.snowflake.proxy import Proxy
         from ade_platform.lib.snowflake.runner import resolve_context
@@ -80,7 +81,7 @@ class SnowflakeRuntime:
             if section.defaults.database:
                 base = base.pinned(section.defaults.database, section.defaults.schema_name)
         else:
-            base = runner_from_settings(section, connection=name)
+            base = open_client(self.ctx.settings, name)
         runner = resolve_context(base)
         policy = policy_from_settings(section)
         limits = proxy_limits(section, self.ctx.settings.limits.max_rows)
@@ -102,7 +103,7 @@ class SnowflakeRuntime:
         return snapshot.derived("guard_catalog", lambda s: catalog_from_summary(s.data))
 
     def sync_root(self) -> Path:
-        from ade_platform.clients.snow_cli import repository_root
+        from ade_platform.clients.snowflake import repository_root
 
         self.settings()
         return repository_root(self.ctx.settings)
@@ -137,28 +138,3 @@ class SnowflakeRuntime:
             **result.value,
             "provenance": {**result.stamp(), "connection": name, "environment": environment},
         }
-
-
-class SnowflakeFailure(ToolFailure):
-    """A ToolFailure shaped as the spec's error (6.2) too: {"error", "message", "code", "detail", "hint"}."""
-
-    def __init__(self, error: str, detail: str, hint: str | None = None, **extra: Any):
-        self.e_code = E_CODES.get(error)
-        super().__init__(error, detail, hint, **extra)
-
-    def payload(self) -> dict[str, Any]:
-        body = super().payload()
-        body["message"] = self.detail  # the spec's field name (section 6.2); `detail` stays for the design's
-        if self.e_code:
-            body["code"] = self.e_code
-        return body
-
-
-@contextmanager
-def failures() -> Iterator[None]:
-    """SnowflakeError -> the structured error (with the spec's E-code as `code`)."""
-    try:
-        yield
-    except SnowflakeError as exc:
-        extra = {k: v for k, v in exc.extra.items() if k in ("classification", "reasons", "refusal")}
-        raise SnowflakeFailure(exc.code, exc.detail, **extra) from None

@@ -107,29 +107,15 @@ def build(ctx: BridgeContext) -> FastMCP:
     def client(name: str) -> WarehouseClient:
         with lock:
             if name not in clients:
-                clients[name] = open_client(
-                    name, settings.warehouses[name], settings.limits.query_timeout_seconds
-                )
+                clients[name] = open_client(settings, name)
             return clients[name]
 
     def live(tool: str, arguments: dict[str, Any], fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """Run fn as an audited Dagster op; its WarehouseError becomes the structured error."""
-        try:
-            # Every warehouse live tool is read-only (the SQL guard refused anything else before this point).
-            dialect = getattr(settings.warehouses.get(arguments.get("warehouse", "")), "type", None)
-            result = ctx.live().run(tool, fn, arguments=arguments, effects="none", dialect=dialect)
-        except WarehouseError as exc:
-            raise ToolFailure(exc.code, exc.detail) from None
+        """Run fn as an audited Dagster op (a WarehouseError is the structured error: the middleware maps it)."""
+        # Every warehouse live tool is read-only (the SQL guard refused anything else before this point).
+        dialect = getattr(settings.warehouses.get(arguments.get("warehouse", "")), "type", None)
+        result = ctx.live().run(tool, fn, arguments=arguments, effects="none", dialect=dialect)
         return {**result.value, "provenance": result.stamp()}
-
-    def checked(fn: Callable[[], Any]) -> Any:
-        """Map the SQL guard's refusals (raised before anything runs) to structured errors."""
-        from ade_platform.lib.warehouse.sql import SqlInvalid, SqlRefused
-
-        try:
-            return fn()
-        except (SqlRefused, SqlInvalid) as exc:
-            raise ToolFailure(exc.code, str(exc)) from None
 
     def schema_snapshot(name: str) -> Snapshot:
         return ctx.reader.latest(schema_asset(name))
@@ -139,12 +125,6 @@ def build(ctx: BridgeContext) -> FastMCP:
             return wschema.split_name(table_name)
         except ValueError as exc:
             raise ToolFailure("invalid_argument", str(exc)) from None
-
-    def lookup(fn: Callable[[], Any]) -> Any:
-        try:
-            return fn()
-        except wschema.LookupFailure as exc:
-            raise ToolFailure(exc.code, exc.detail, exc.hint) from None
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[ExecuteAnswer])
     def warehouse_execute(
@@ -163,7 +143,7 @@ def build(ctx: BridgeContext) -> FastMCP:
 
         name, wh = pick(warehouse)
         bound = min(limit, settings.limits.max_rows)
-        prepared = checked(lambda: prepare_select(sql, wh.type, bound))
+        prepared = prepare_select(sql, wh.type, bound)
         wc = client(name)
 
         def run() -> dict[str, Any]:
@@ -211,7 +191,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         except WarehouseError as exc:
             if exc.code in UNREACHABLE:
                 return None, None, exc.code
-            raise ToolFailure(exc.code, exc.detail) from None
+            raise
         return ctx.observed(tool, result.value, warehouse=name, parts=parts), result, None
 
     def optional_snapshot(name: str) -> Snapshot | None:
@@ -271,19 +251,17 @@ def build(ctx: BridgeContext) -> FastMCP:
                     raise ToolFailure(
                         "table_not_found", f"no table {table_name!r} in schema {schema_name!r} (checked live)"
                     )
-                body = lookup(
-                    lambda: wschema.schema_view({"tables": [table]}, parts, table_name, MAX_SCHEMA_COLUMNS)
-                )
+                body = wschema.schema_view({"tables": [table]}, parts, table_name, MAX_SCHEMA_COLUMNS)
                 return {**body, "warehouse": name, "provenance": live_stamp(result, None)}
             snapshot = optional_snapshot(name)
             if snapshot is None:
                 raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
             data, seen = schema_with_observations(ctx.reader, name, snapshot)  # newer live reads win
-            body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+            body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
             return fallback(snapshot, error, {**body, "warehouse": name}, seen)
         snapshot = schema_snapshot(name)
         data, seen = schema_with_observations(ctx.reader, name, snapshot)
-        body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+        body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
         return ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[DriftAnswer])
@@ -386,7 +364,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         name, wh = pick(warehouse)
         snapshot = schema_snapshot(name)
         parts = split(table_name)
-        table = lookup(lambda: wschema.resolve_table(_index(snapshot), parts, table_name))
+        table = wschema.resolve_table(_index(snapshot), parts, table_name)
         column = wschema.find_column(table, timestamp_column)
         if column is None:
             names = ", ".join(c["name"] for c in table["columns"][:30])
@@ -473,7 +451,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         from ade_platform.lib.warehouse.sql import prepare_explain
 
         name, wh = pick(warehouse)
-        statement = checked(lambda: prepare_explain(sql, wh.type))
+        statement = prepare_explain(sql, wh.type)
         wc = client(name)
 
         def run() -> dict[str, Any]:

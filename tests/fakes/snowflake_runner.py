@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ade_platform.clients.snow_cli import check_statement_text
-from ade_platform.clients.snow_connector import SqlRunner, connector_failure, rows_as_cli_prints
+from ade_platform.clients.snowflake.base import check_statement_text
+from ade_platform.clients.snowflake.connector import SqlRunner, connector_failure, rows_as_cli_prints
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName
 
 Row = dict[str, Any]

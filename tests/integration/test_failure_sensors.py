@@ -96,7 +96,7 @@ def _inventory(tool: str) -> dict[str, Any]:
 
 @pytest.fixture
 def unreachable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Settings, int]:
-    from ade_platform.clients.snow_cli import repository_root
+    from ade_platform.clients.snowflake import repository_root
     from ade_platform.lib.snowflake.sync import INDEX_FILE
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 import snowflake.connector
 
-from ade_platform.clients.warehouses import WarehouseError, open_client
+from ade_platform.clients.warehouses import WarehouseError, warehouse_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, SnowflakeWarehouse
 from tests.fakes.bigquery import FakeBigQuery
 
@@ -47,13 +47,13 @@ def test_duckdb_reads_wait_out_a_writer_then_give_up_with_a_structured_error(duc
     writer = _hold(duck, 1.0)
     try:
         started = time.monotonic()
-        result = open_client("demo", wh, 10).query("select count(*) as n from raw.events")
+        result = warehouse_client("demo", wh, 10).query("select count(*) as n from raw.events")
         assert result.rows == [{"n": 2}] and time.monotonic() - started > 0.2  # it waited for the lock
     finally:
         writer.wait(timeout=30)
     writer = _hold(duck, 30)
     try:
-        client = open_client("demo", wh, 10, lock_retry=0.3)
+        client = warehouse_client("demo", wh, 10, lock_retry=0.3)
         with pytest.raises(WarehouseError) as err:
             client.query("select 1")
         assert err.value.code == "connection_failed" and "locked" in err.value.detail
@@ -80,7 +80,7 @@ def _run(code: str, path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_duckdb_holds_the_file_between_reads_and_gives_it_to_a_writer(duck: Path) -> None:
-    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    client = warehouse_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
     try:
         assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
         # Held: a writer that does not announce itself meets DuckDB's lock (the documented trade-off) ...
@@ -94,7 +94,7 @@ def test_duckdb_holds_the_file_between_reads_and_gives_it_to_a_writer(duck: Path
         assert client.query("select count(*) as n from raw.events").rows == [{"n": 3}]
     finally:
         client.close()
-    short = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=0.2), 10)
+    short = warehouse_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=0.2), 10)
     try:
         short.query("select 1")
         time.sleep(1)  # past hold_seconds: the idle host let go of the file
@@ -104,7 +104,7 @@ def test_duckdb_holds_the_file_between_reads_and_gives_it_to_a_writer(duck: Path
 
 
 def test_duckdb_held_attach_follows_a_replaced_file(duck: Path, tmp_path: Path) -> None:
-    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    client = warehouse_client("demo", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
     try:
         assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
         fresh = tmp_path / "fresh.duckdb"
@@ -117,14 +117,14 @@ def test_duckdb_held_attach_follows_a_replaced_file(duck: Path, tmp_path: Path) 
 
 
 def test_duckdb_timeout_no_file_access_and_missing_file(duck: Path, tmp_path: Path) -> None:
-    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=duck), 0.3)
+    client = warehouse_client("demo", DuckDBWarehouse(type="duckdb", path=duck), 0.3)
     with pytest.raises(WarehouseError) as err:
         client.query("select sum(hash(i)) from range(100000000000) t(i)")
     assert err.value.code == "query_timeout"
     with pytest.raises(WarehouseError) as err:
         client.query(f"select * from read_csv('{duck}')")
     assert err.value.code == "query_failed" and str(tmp_path) not in err.value.detail
-    missing = open_client("x", DuckDBWarehouse(type="duckdb", path=tmp_path / "none.duckdb"), 1)
+    missing = warehouse_client("x", DuckDBWarehouse(type="duckdb", path=tmp_path / "none.duckdb"), 1)
     with pytest.raises(WarehouseError) as err:
         missing.snapshot()
     assert err.value.code == "connection_failed"
@@ -154,7 +154,7 @@ def snowflake_wh(fakesnow_server: dict[str, Any]) -> SnowflakeWarehouse:
 
 
 def test_snowflake_client_snapshot_query_and_errors(snowflake_wh: SnowflakeWarehouse) -> None:
-    client = open_client("sf", snowflake_wh, 10)
+    client = warehouse_client("sf", snowflake_wh, 10)
     try:
         data = client.snapshot()
         users = next(t for t in data["tables"] if t["name"] == "USERS")
@@ -186,7 +186,7 @@ def test_snowflake_unreachable_is_connection_failed(fakesnow_server: dict[str, A
         protocol="http",
     )
     with pytest.raises(WarehouseError) as err:
-        open_client("sf", wh, 5).query("select 1")
+        warehouse_client("sf", wh, 5).query("select 1")
     assert err.value.code == "connection_failed" and "s3cr3t" not in str(err.value)
 
 
@@ -198,7 +198,7 @@ def test_bigquery_client_against_the_rest_fake() -> None:
         )
         fake.add_job("select email from shop.orders where id = 7", hours_ago=30)
         wh = BigQueryWarehouse(type="bigquery", project="proj-1", api_endpoint=fake.url)
-        client = open_client("bq", wh, 10)
+        client = warehouse_client("bq", wh, 10)
         data = client.snapshot()
         assert [(c["name"], c["type"]) for c in data["tables"][0]["columns"]] == [
             ("id", "INT64"), ("email", "STRING"), ("placed_at", "TIMESTAMP"), ("d", "DATE")
@@ -232,7 +232,7 @@ def test_duckdb_file_behind_a_symlink_is_readable_and_nothing_else_is(duck: Path
     linked = tmp_path / "mounted" / "wh.duckdb"
     linked.parent.mkdir()
     linked.symlink_to(duck)
-    client = open_client("demo", DuckDBWarehouse(type="duckdb", path=linked), 10)
+    client = warehouse_client("demo", DuckDBWarehouse(type="duckdb", path=linked), 10)
     assert client.query("select count(*) as n from raw.events").rows == [{"n": 2}]
     other = tmp_path / "other.duckdb"
     duckdb.connect(str(other)).close()
@@ -246,7 +246,7 @@ def test_ade_write_lock_runs_a_shell_writer_while_a_reader_holds_the_file(duck: 
         f"home: {tmp_path / 'home'}\nwarehouses:\n  wh:\n    type: duckdb\n    path: {duck}\n"
         "  other:\n    type: bigquery\n    project: p\n"
     )
-    client = open_client("wh", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
+    client = warehouse_client("wh", DuckDBWarehouse(type="duckdb", path=duck, hold_seconds=30), 10)
     ade = [sys.executable, "-m", "ade_platform.cli", "--config", str(config)]
     insert = (
         "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('insert into raw.events (id) values (9)')"

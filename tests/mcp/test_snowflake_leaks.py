@@ -5,7 +5,7 @@ like data, an excluded schema, an excluded table). Every statement of snowflake_
 through both tools; every answer - result or error - is searched for every canary.
 
 Both transports (`snowflake.transport`) are tested:
-- connector (one snowflake-connector session per connection name, clients/snow_connector.py): the whole
+- connector (one snowflake-connector session per connection name, clients/snowflake/connector.py): the whole
   corpus, seconds;
 - cli: the entries marked `cli` through the real `snow` CLI (one process per executed statement, ~1-10 s
   each); ADE_SNOWFLAKE_FULL_CORPUS=1 sends the whole corpus through the CLI instead.

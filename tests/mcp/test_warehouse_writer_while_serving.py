@@ -60,9 +60,9 @@ def test_a_writer_in_another_process_succeeds_while_the_gateway_serves(
     writer.stdin.write("go\n")
     writer.stdin.flush()
     # The read path of warehouse_execute (its client, pooled hosts and all), as fast as it goes.
-    from ade_platform.clients.warehouses import open_client
+    from ade_platform.clients.warehouses import warehouse_client
 
-    client = open_client("served", warehouse, 60)
+    client = warehouse_client("served", warehouse, 60)
     seen = []
     while writer.poll() is None:
         seen.append(client.query(COUNT, max_rows=1).rows[0]["n"])

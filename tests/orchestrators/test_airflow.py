@@ -8,8 +8,8 @@ import time
 import pytest
 from pydantic import SecretStr
 
-from ade_platform.clients.airflow import AirflowClient
-from ade_platform.clients.orchestrator import OrchestratorError
+from ade_platform.clients.orchestrators import OrchestratorError
+from ade_platform.clients.orchestrators.airflow import AirflowClient
 from ade_platform.config import AirflowSettings, OrchestratorSettings
 from ade_platform.emulators.demo import free_port
 from ade_platform.live import LiveRunner

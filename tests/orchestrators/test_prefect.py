@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ade_platform.clients.orchestrator import OrchestratorError
-from ade_platform.clients.prefect import PrefectClient
+from ade_platform.clients.orchestrators import OrchestratorError
+from ade_platform.clients.orchestrators.prefect import PrefectClient
 from ade_platform.config import OrchestratorSettings, PrefectSettings
 from ade_platform.live import LiveRunner
 from mcp_bridge.context import BridgeContext

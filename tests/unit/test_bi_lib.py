@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 import time
 
+import httpx
 import pytest
 
-from ade_platform.clients.bi.base import backoff_seconds, safe_error
+from ade_platform.clients.bi.base import safe_error
+from ade_platform.clients.http import retry_delay
 from ade_platform.config import ConfigError, load_settings
 from ade_platform.lib.bi.inventory import turned_to_error
 from ade_platform.lib.bi.shapes import ElementInfo
@@ -107,9 +109,9 @@ def test_safe_error_keeps_identifiers_drops_values_and_paths() -> None:
         safe_error(text) == "Conversion Error: Could not convert string '…' to INT32 in \"email\" at <path>"
     )
     assert (
-        backoff_seconds(0, "2") == 2.0
-        and backoff_seconds(10, None) == 8.0
-        and backoff_seconds(1, "soon") == 0.5
+        retry_delay(0, httpx.Response(429, headers={"Retry-After": "2"})) == 2.0
+        and retry_delay(10, None) == 8.0
+        and retry_delay(1, httpx.Response(503, headers={"Retry-After": "soon"})) == 0.5
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ade_platform.clients.orchestrator import conf_schema, triggerable_dags
+from ade_platform.clients.orchestrators import conf_schema, triggerable_dags
 from ade_platform.config import ConfigError, load_settings
 from ade_platform.lib.orchestrator.trigger_policy import (
     ConfRefused,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ade_platform.clients.snow_connector import Session, SnowConnector, connection_parameters
+from ade_platform.clients.snowflake.connector import Session, SnowConnector, connection_parameters
 from ade_platform.lib.guard import GuardPolicy
 from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ade_platform.clients.snow_cli import SnowCli, check_statement_text, classify_failure, error_text
+from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
+from ade_platform.clients.snowflake.cli import SnowCli, error_text
 from ade_platform.lib.snowflake.errors import CliFailure, SnowflakeError
 from ade_platform.lib.snowflake.objects import KINDS, parse_name
 

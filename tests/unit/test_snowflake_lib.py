@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ade_platform.clients.snow_cli import policy_from_settings
+from ade_platform.clients.snowflake import policy_from_settings
 from ade_platform.config import ConfigError, load_settings
 from ade_platform.lib.guard import GuardPolicy, matches_exclusion
 from ade_platform.lib.snowflake import ddl

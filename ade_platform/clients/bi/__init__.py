@@ -6,11 +6,13 @@ Client libraries are imported lazily, inside the clients: importing this package
 from __future__ import annotations
 
 from ade_platform.clients.bi.base import BiClient, BiError, LookRun
-from ade_platform.config import Settings
+from ade_platform.config import Settings, SnowflakeExclusionSettings
 from ade_platform.lib.bi.look_rows import LookRules
 from ade_platform.lib.bi.tables import Naming
+from ade_platform.lib.guard.policy import GuardPolicy
+from ade_platform.lib.warehouse.pii import patterns_from
 
-__all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "look_rules", "naming_for", "open_bi_client"]
+__all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "look_rules", "naming_for", "open_client"]
 
 
 def bi_warehouse(settings: Settings) -> str | None:
@@ -37,10 +39,6 @@ def naming_for(settings: Settings) -> Naming:
 def look_rules(settings: Settings) -> LookRules:
     """What bi_run_look masks: the Snowflake exclusions (their defaults when no snowflake section is configured,
     as `ade guard` does) and the PII patterns with the `pii` settings."""
-    from ade_platform.config import SnowflakeExclusionSettings
-    from ade_platform.lib.guard.policy import GuardPolicy
-    from ade_platform.lib.warehouse.pii import patterns_from
-
     exclusions = settings.snowflake.exclusions if settings.snowflake else SnowflakeExclusionSettings()
     policy = GuardPolicy(
         exclusion_patterns=tuple(exclusions.patterns), exclusion_regexes=tuple(exclusions.regexes)
@@ -48,20 +46,21 @@ def look_rules(settings: Settings) -> LookRules:
     return LookRules(policy, patterns_from(settings.pii.patterns, settings.pii.ignore))
 
 
-def open_bi_client(tool: str, settings: Settings) -> BiClient:
-    """The client of one configured BI tool; BiError backend_not_configured when it is not in ade.yaml."""
+def open_client(settings: Settings, name: str) -> BiClient:
+    """The client of one configured BI tool (`name`: looker, metabase); BiError backend_not_configured when it is
+    not in ade.yaml."""
     naming = naming_for(settings)
     timeout = settings.bi.timeout_seconds
-    if tool == "looker" and settings.bi.looker is not None:
+    if name == "looker" and settings.bi.looker is not None:
         from ade_platform.clients.bi.looker import LookerClient
 
         return LookerClient(settings.bi.looker, naming, timeout)
-    if tool == "metabase" and settings.bi.metabase is not None:
+    if name == "metabase" and settings.bi.metabase is not None:
         from ade_platform.clients.bi.metabase import MetabaseClient
 
         return MetabaseClient(settings.bi.metabase, naming, timeout)
     configured = ", ".join(settings.bi.tools) or "none"
     raise BiError(
         "backend_not_configured",
-        f"{tool} is not configured (bi.{tool} in ade.yaml); configured: {configured}",
+        f"{name} is not configured (bi.{name} in ade.yaml); configured: {configured}",
     )

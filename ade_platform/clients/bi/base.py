@@ -1,29 +1,26 @@
-"""What every BI client offers (`BiClient`), its structured errors, and the retry rule they share."""
+"""What every BI client offers (`BiClient`), its structured errors, and how a tile's error is shown."""
 
 from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 from typing_extensions import TypedDict
 
 from ade_platform.lib.bi.look_rows import LookField
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming
-
-RETRIES = 3
-MAX_BACKOFF_SECONDS = 8.0
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+from ade_platform.lib.errors import CodedError
 
 
-class BiError(Exception):
+class BiError(CodedError):
     """An expected BI failure; `code` is a bi-api error code and `detail` is safe to show an agent."""
 
-    def __init__(self, code: str, detail: str):
-        self.code = code
-        self.detail = detail
-        super().__init__(f"{code}: {detail}")
+    # The shared hint of backend_not_configured speaks of orchestrators.
+    hints: ClassVar[dict[str, str]] = {
+        "backend_not_configured": "Add bi.looker / bi.metabase (base_url, ${ENV} credentials)."
+    }
 
 
 class LookRun(TypedDict):
@@ -37,16 +34,6 @@ class LookRun(TypedDict):
     fields: list[LookField]
     tables: list[TableRef]
     pivots: list[str]
-
-
-def backoff_seconds(attempt: int, retry_after: str | None) -> float:
-    """Retry-After when the server gives one (seconds), else capped exponential backoff."""
-    if retry_after:
-        try:
-            return min(max(float(retry_after), 0.0), MAX_BACKOFF_SECONDS)
-        except ValueError:
-            pass
-    return min(0.25 * 2**attempt, MAX_BACKOFF_SECONDS)
 
 
 _QUOTED_VALUE = re.compile(r"'[^']*'")

@@ -3,8 +3,8 @@
 Three adjustments to the stock SDK, all at its documented extension points:
 - settings come from a `ApiSettings` subclass holding the configured values (no ini file, no LOOKERSDK_*
   environment), so the client secret lives only in memory;
-- the transport retries 429 (honouring Retry-After) and 5xx with capped backoff, and turns an unreachable host
-  into `connection_failed`;
+- the transport follows the shared retry policy (clients/http.py: 429 and 5xx, Retry-After, capped backoff),
+  refuses redirects, and turns an unreachable host into `connection_failed`;
 - error answers are mapped here, by HTTP status: the stock SDK would look each error up on Looker's CDN.
 """
 
@@ -15,18 +15,9 @@ import json
 import threading
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
-from ade_platform.clients.bi.base import (
-    RETRIES,
-    RETRY_STATUSES,
-    BiClient,
-    BiError,
-    LookRun,
-    backoff_seconds,
-    safe_error,
-)
-from ade_platform.clients.urls import redirect_refused, segment
+from ade_platform.clients.bi.base import BiClient, BiError, LookRun, safe_error
+from ade_platform.clients.http import host_of, redirect_refused, retrying, segment
 from ade_platform.config import LookerSettings
 from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
@@ -80,10 +71,13 @@ def _sdk_classes() -> Any:
             if transport_options:
                 headers.update(transport_options.get("headers") or {})
                 timeout = transport_options.get("timeout") or timeout
-            host = urlsplit(path).netloc
-            for attempt in range(RETRIES + 1):
+            host = host_of(path)
+            # Every call of this client reads; its one POST is the login, which changes nothing.
+            repeatable = method.name != "POST" or path.endswith("/login")
+
+            def send() -> Any:
                 try:
-                    resp = self.session.request(
+                    return self.session.request(
                         method.name,
                         path,
                         auth=NullAuth(),
@@ -98,19 +92,17 @@ def _sdk_classes() -> Any:
                     raise BiError(
                         "connection_failed", f"Looker at {host} did not answer within {timeout} s"
                     ) from None
-                except requests.RequestException as exc:
-                    if attempt < RETRIES:
-                        time.sleep(backoff_seconds(attempt, None))
-                        continue
-                    raise BiError(
-                        "connection_failed", f"cannot reach Looker at {host} ({type(exc).__name__})"
-                    ) from None
-                if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
-                    time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
-                    continue
-                if resp.is_redirect:
-                    raise BiError("upstream_error", redirect_refused("Looker", resp))
-                break
+
+            try:
+                resp = retrying(
+                    method.name, send, repeatable=repeatable, retry_on=(requests.RequestException,)
+                )
+            except requests.RequestException as exc:
+                raise BiError(
+                    "connection_failed", f"cannot reach Looker at {host} ({type(exc).__name__})"
+                ) from None
+            if resp.is_redirect:
+                raise BiError("upstream_error", redirect_refused("Looker", resp))
             ret = transport.Response(
                 resp.ok, resp.content, transport.response_mode(resp.headers.get("content-type"))
             )

@@ -2,26 +2,19 @@
 
 Dashboards come from /api/dashboard (their dashcards carry the cards), questions run through
 POST /api/card/:id/query, which answers 202 whether or not the database accepted the query: the body's
-`status` says. Retries on 429 (Retry-After) and 5xx with capped backoff; a session that expired is renewed once.
+`status` says. Requests go through the shared HTTP helper (clients/http.py: retries on 429 and 5xx, redirects
+refused); a session that expired is renewed once.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import httpx
 
-from ade_platform.clients.bi.base import (
-    RETRIES,
-    RETRY_STATUSES,
-    BiClient,
-    BiError,
-    backoff_seconds,
-    safe_error,
-)
-from ade_platform.clients.urls import redirect_refused, segment
+from ade_platform.clients.bi.base import BiClient, BiError, safe_error
+from ade_platform.clients.http import HttpClient, segment
 from ade_platform.config import MetabaseSettings
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
 from ade_platform.lib.bi.tables import Naming, table_from_name, tables_in_sql
@@ -35,8 +28,13 @@ class MetabaseClient(BiClient):
         super().__init__(naming, timeout)
         self.base_url = cfg.base_url.rstrip("/")
         self._cfg = cfg
-        self._http = httpx.Client(
-            base_url=self.base_url, timeout=timeout, headers={"Accept": "application/json"}
+        # Redirects are not followed: X-API-KEY would go along.
+        self._http = HttpClient(
+            self.base_url,
+            name="Metabase",
+            error=BiError,
+            timeout=timeout,
+            headers={"Accept": "application/json"},
         )
         self._session: str | None = None
         self._lock = threading.Lock()
@@ -65,30 +63,16 @@ class MetabaseClient(BiClient):
     def _send(
         self, method: str, path: str, *, json: Any = None, auth: bool = True, timeout: float | None = None
     ) -> httpx.Response:
-        for attempt in range(RETRIES + 1):
-            headers = self._auth_headers() if auth else {}
-            try:
-                resp = self._http.request(
-                    method, path, json=json, headers=headers, timeout=timeout or self.timeout
-                )
-            except httpx.TimeoutException:
-                raise BiError(
-                    "connection_failed", f"Metabase did not answer {method} {path} in time"
-                ) from None
-            except httpx.TransportError as exc:
-                if attempt < RETRIES:
-                    time.sleep(backoff_seconds(attempt, None))
-                    continue
-                raise BiError("connection_failed", f"cannot reach Metabase ({type(exc).__name__})") from None
-            if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
-                time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
-                continue
-            if resp.is_redirect:  # not followed (httpx's default): X-API-KEY would go along
-                raise BiError("upstream_error", redirect_refused("Metabase", resp))
-            if resp.status_code == 401 and auth and self._cfg.api_key is None and attempt == 0:
-                self._auth_headers(renew=True)  # the session expired: log in again, once
-                continue
-            return resp
+        def send(renew: bool = False) -> httpx.Response:
+            headers = self._auth_headers(renew) if auth else {}
+            # Every Metabase call here reads (a login, a question's query sent as POST): safe to send again.
+            return self._http.request(
+                method, path, json=json, headers=headers, timeout=timeout or self.timeout, repeatable=True
+            )
+
+        resp = send()
+        if resp.status_code == 401 and auth and self._cfg.api_key is None:
+            resp = send(renew=True)  # the session expired: log in again, once
         return resp
 
     def _get(self, path: str, *, not_found: tuple[str, str] | None = None) -> Any:

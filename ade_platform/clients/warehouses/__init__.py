@@ -1,6 +1,8 @@
 """Warehouse clients: DuckDB, Snowflake and BigQuery behind one contract (`WarehouseClient`).
 
-Drivers are imported lazily, inside the clients: importing this package costs nothing.
+`open_client(settings, name)` opens the client of one configured warehouse. Drivers are imported lazily, inside
+the clients and here (start-up speed: the gateway loads only the driver a call needs): importing this package
+costs nothing.
 """
 
 from __future__ import annotations
@@ -13,12 +15,27 @@ from ade_platform.clients.warehouses.base import (
     WarehouseClient,
     WarehouseError,
 )
+from ade_platform.config import Settings
 
-__all__ = ["QueryResult", "ResolvedTable", "WarehouseClient", "WarehouseError", "open_client"]
+__all__ = [
+    "QueryResult",
+    "ResolvedTable",
+    "WarehouseClient",
+    "WarehouseError",
+    "open_client",
+    "warehouse_client",
+]
 
 
-def open_client(name: str, warehouse: Any, timeout: float, **options: Any) -> WarehouseClient:
-    """The client of one configured warehouse (a DuckDBWarehouse/SnowflakeWarehouse/BigQueryWarehouse)."""
+def open_client(settings: Settings, name: str, **options: Any) -> WarehouseClient:
+    """The client of warehouse `name` (a key of `warehouses:`), with the configured query timeout; `options` go
+    to the client (a DuckDB lock_retry, a Snowflake connection_factory)."""
+    return warehouse_client(name, settings.warehouse(name), settings.limits.query_timeout_seconds, **options)
+
+
+def warehouse_client(name: str, warehouse: Any, timeout: float, **options: Any) -> WarehouseClient:
+    """The client of one warehouse model (a DuckDBWarehouse/SnowflakeWarehouse/BigQueryWarehouse), for a caller
+    that holds the model rather than settings (benchmarks, tests)."""
     if warehouse.type == "duckdb":
         from ade_platform.clients.warehouses.duckdb import DuckDBClient
 

@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
 from ade_platform.lib.redact import strip_sql_literals
 from ade_platform.lib.warehouse.schema import ColumnRow, build_snapshot
 
@@ -21,13 +22,8 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?/(?:[\w.\-]+/)+[\w.\-]*")
 
 
-class WarehouseError(Exception):
+class WarehouseError(CodedError):
     """An expected warehouse failure; `code` is one of the toolset's error codes, `detail` is agent-safe."""
-
-    def __init__(self, code: str, detail: str):
-        self.code = code
-        self.detail = detail
-        super().__init__(f"{code}: {detail}")
 
 
 @dataclass

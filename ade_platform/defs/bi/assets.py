@@ -22,7 +22,7 @@ from dagster import (
     asset,
 )
 
-from ade_platform.clients.bi import BiError, open_bi_client
+from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.bi.inventory import collect_health, collect_inventory, tiles_with_status
@@ -63,7 +63,7 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
     def bi_inventory(context: AssetExecutionContext) -> MaterializeResult:
         store: StoreResource = context.resources.store
         try:
-            client = open_bi_client(tool, settings)
+            client = open_client(settings, tool)
             try:
                 data = collect_inventory(client)
             finally:
@@ -112,7 +112,7 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
         except SnapshotNotFound:
             raise Failure(description=f"materialize {inventory_asset(tool)} first") from None
         try:
-            client = open_bi_client(tool, settings)
+            client = open_client(settings, tool)
             try:
                 data = collect_health(
                     client,

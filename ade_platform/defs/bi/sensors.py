@@ -12,7 +12,7 @@ from typing import Any
 
 from dagster import SensorEvaluationContext
 
-from ade_platform.clients.bi import BiError, open_bi_client
+from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
 from ade_platform.defs.failure_sensor import (
     Polled,
@@ -28,9 +28,7 @@ from ade_platform.store import SnapshotNotFound, StoreReader
 
 
 def bi_tool(settings: Settings, tool: str) -> Polled[Any]:
-    return Polled(
-        tool, getattr(settings.bi, tool).base_url, lambda: open_bi_client(tool, settings), (BiError,)
-    )
+    return Polled(tool, getattr(settings.bi, tool).base_url, lambda: open_client(settings, tool), (BiError,))
 
 
 def dashboard_error_sensor(settings: Settings, job: Any) -> Any:

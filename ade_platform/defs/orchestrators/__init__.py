@@ -3,7 +3,7 @@ them), the run history of the tracked DAGs as an asset, and a sensor that refres
 
 import dagster as dg
 
-from ade_platform.clients.orchestrator import configured_backends
+from ade_platform.clients.orchestrators import configured_backends
 from ade_platform.config import Settings
 from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.orchestrators.assets import GROUP, asset_name, run_history_asset

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from ade_platform.clients.orchestrator import open_client, snapshot_runs, tracked_dags
+from ade_platform.clients.orchestrators import open_client, snapshot_runs, tracked_dags
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.secrets import configured_secrets

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from ade_platform.clients.orchestrator import OrchestratorError, open_client, tracked_dags
+from ade_platform.clients.orchestrators import OrchestratorError, open_client, tracked_dags
 from ade_platform.config import Settings
 from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
 from ade_platform.defs.orchestrators.assets import asset_name

@@ -15,7 +15,7 @@ from dagster import (
     asset,
 )
 
-from ade_platform.clients.snow_cli import repository_root, service_from_settings, sync_options
+from ade_platform.clients.snowflake import repository_root, service_from_settings, sync_options
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.snowflake.sync import collect, read_index, write_repository

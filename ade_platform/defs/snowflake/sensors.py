@@ -8,7 +8,7 @@ from typing import Any
 
 from dagster import SensorEvaluationContext
 
-from ade_platform.clients.snow_cli import repository_root, service_from_settings, sync_options
+from ade_platform.clients.snowflake import repository_root, service_from_settings, sync_options
 from ade_platform.config import Settings
 from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
 from ade_platform.lib.snowflake.errors import SnowflakeError

@@ -116,8 +116,7 @@ def client_for(resource: Any, name: str, settings: Settings) -> WarehouseClient:
     if hasattr(resource, "client"):
         return resource.client()
     wh = settings.warehouses[name]
-    timeout = settings.limits.query_timeout_seconds
     if wh.password is not None and _password_var(settings, name, wh) is None:
         # A password the resource does not hold (see _snowflake_resource): the client connects with the settings'.
-        return open_client(name, wh, timeout)
-    return open_client(name, wh, timeout, connection_factory=lambda: resource.get_connection(raw_conn=True))
+        return open_client(settings, name)
+    return open_client(settings, name, connection_factory=lambda: resource.get_connection(raw_conn=True))

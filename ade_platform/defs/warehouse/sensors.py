@@ -49,7 +49,7 @@ def drift_sensor(name: str, settings: Settings, job: Any) -> Any:
     warehouse = Polled(
         f"warehouse '{name}'",
         warehouse_address(wh),
-        lambda: open_client(name, wh, settings.limits.query_timeout_seconds),
+        lambda: open_client(settings, name),
         (WarehouseError,),
     )
 

@@ -12,10 +12,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from ade_platform.lib.bi.shapes import DashboardStatus, ElementInfo, TileOutcome, TileStatus
+from ade_platform.lib.errors import CodedError
 
 
-class TileError(Exception):
+class TileError(CodedError):
     """A tile's query failed; the message is safe to show (no credential, no path, no data value)."""
+
+    def __init__(self, detail: str):
+        super().__init__("query_failed", detail)
 
 
 def classify(row_count: int | None, error: str | None, min_rows: int) -> TileStatus:

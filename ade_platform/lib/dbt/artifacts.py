@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from ade_platform.lib.errors import CodedError
+
 # Artifact schema versions we read. manifest v4 is dbt 1.0; v12 is dbt 1.8 through 1.11.
 SUPPORTED_VERSIONS: dict[str, range] = {
     "manifest": range(4, 13),
@@ -29,14 +31,8 @@ _unfreeze_registered = False
 _SCHEMA_URL = re.compile(r"/dbt/(?P<kind>[a-z\-]+)/v(?P<version>\d+)\.json$")
 
 
-class ArtifactError(Exception):
+class ArtifactError(CodedError):
     """A dbt artifact is missing, unreadable or of a version we do not support."""
-
-    def __init__(self, code: str, detail: str, hint: str | None = None):
-        self.code = code
-        self.detail = detail
-        self.hint = hint
-        super().__init__(detail)
 
 
 def schema_version(artifact: dict[str, Any], expected_kind: str) -> int:

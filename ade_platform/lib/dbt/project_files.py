@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from ade_platform.lib.errors import CodedError
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # Files that hold credentials: never served, wherever they sit.
 SECRET_FILES = {"profiles.yml", "profiles.yaml", ".env", ".user.yml"}
@@ -23,14 +25,8 @@ _SKIP_DIRS = {"target", "dbt_packages", "dbt_modules", "logs", "node_modules", "
 _NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 
-class ProjectFileError(Exception):
+class ProjectFileError(CodedError):
     """code is an ERROR_CODES key; detail names paths relative to the project root only."""
-
-    def __init__(self, code: str, detail: str, hint: str | None = None):
-        self.code = code
-        self.detail = detail
-        self.hint = hint
-        super().__init__(detail)
 
 
 def confine(path: str | os.PathLike[str], roots: Iterable[Path], base: Path | None = None) -> Path:

@@ -9,6 +9,8 @@ from collections import Counter, deque
 from datetime import datetime
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
+
 FAILED = {"error", "fail", "runtime error", "partial success"}
 SKIPPED = {"skipped"}
 WARNED = {"warn"}
@@ -28,8 +30,11 @@ _RESOURCE_PREFIXES = (
 )
 
 
-class PatternError(ValueError):
+class PatternError(CodedError, ValueError):
     """A glob pattern that cannot be what the caller meant (empty, unbalanced bracket, reversed range)."""
+
+    def __init__(self, detail: str):
+        super().__init__("invalid_pattern", detail)
 
 
 def _name_of(uid: str, index: dict[str, Any] | None) -> tuple[str, str]:

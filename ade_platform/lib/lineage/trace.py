@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ade_platform.lib.errors import CodedError
 from ade_platform.lib.lineage.relations import parse_relation
 
 StartKind = Literal["dashboard", "tile", "table", "dbt_node", "job"]
@@ -19,12 +20,11 @@ _FAILED_DBT = {"error", "fail", "runtime error"}
 _FAILED_RUN = {"error", "failed", "cancelled", "crashed", "failure"}
 
 
-class LineageLookupError(ValueError):
+class LineageLookupError(CodedError, ValueError):
     """The start of a trace names no node (code: node_not_found) or several (code: ambiguous_node)."""
 
     def __init__(self, code: str, detail: str, candidates: list[str] | None = None):
-        super().__init__(detail)
-        self.code = code
+        super().__init__(code, detail)
         self.candidates = candidates or []
 
 

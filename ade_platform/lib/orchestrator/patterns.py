@@ -27,6 +27,7 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from ade_platform.lib.errors import CodedError
 from ade_platform.lib.shapes import OPEN
 
 DEFAULT_TIMEOUT_SECONDS = 1.0
@@ -175,11 +176,8 @@ class _Budget:
         return True
 
 
-class PatternRefused(Exception):
-    def __init__(self, code: str, detail: str):
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
+class PatternRefused(CodedError):
+    """A pattern neither engine may run (invalid_regex, pattern_too_complex); reported in the pattern's result."""
 
 
 @dataclass

@@ -13,11 +13,16 @@ import json
 import math
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
+
 INTERNAL_DAGSTER_PREFIXES = ("__", "live__")
 
 
-class ConfRefused(ValueError):
+class ConfRefused(CodedError, ValueError):
     """A conf outside the bounds or the DAG's schema; the reason names a path and a rule, never a value."""
+
+    def __init__(self, detail: str):
+        super().__init__("conf_refused", detail)
 
 
 def trigger_allowed(backend: str, dag_id: str, allowed: list[str] | None) -> bool:

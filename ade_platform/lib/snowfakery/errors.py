@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
 
-class SnowfakeryError(Exception):
+
+class SnowfakeryError(CodedError):
     """An expected failure: `code` is stable (listed in the bridge's ERROR_CODES), `detail` is safe to show.
 
     `extra` carries structured detail (for example the `errors` list with filename and line).
     """
 
-    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any) -> None:
-        super().__init__(detail)
-        self.code = code
-        self.detail = detail
-        self.hint = hint
-        self.extra = extra
+    def fields(self) -> dict[str, Any]:
+        """The spec's error object (section 11) flattened next to `error`/`detail`: `kind`, `message` and
+        `location` {filename, line} for every error about a recipe (one with an `errors` list), not only runs."""
+        out = dict(self.extra)
+        errors = [e for e in out.get("errors") or [] if isinstance(e, dict)]
+        out.setdefault("message", self.detail)
+        if errors:
+            first = errors[0]
+            out.setdefault("kind", first.get("kind"))
+            out.setdefault("location", {"filename": first.get("filename"), "line": first.get("line")})
+        return out
 
 
 def path_not_allowed(path: str) -> SnowfakeryError:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
+
 # Spec error table (section 6.1) first, in its order; then the guardrail refusals and run-time failures.
 E_CODES: dict[str, str] = {
     "EXCLUDED_OBJECT": "E1001",
@@ -24,18 +26,23 @@ E_CODES: dict[str, str] = {
 FATAL_CODES = frozenset({"AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"})
 
 
-class SnowflakeError(Exception):
-    """``code`` is one of E_CODES (or a generic bridge code such as ``invalid_argument``)."""
+class SnowflakeError(CodedError):
+    """``code`` is one of E_CODES (or a generic bridge code such as ``invalid_argument``); ``extra`` holds the
+    guard's classification, reasons and refusal, when it refused the statement."""
 
     def __init__(self, code: str, detail: str, **extra: Any):
-        super().__init__(f"{code}: {detail}")
-        self.code = code
-        self.detail = detail
-        self.extra = extra
+        super().__init__(code, detail, **extra)
 
     @property
     def e_code(self) -> str | None:
         return E_CODES.get(self.code)
+
+    def fields(self) -> dict[str, Any]:
+        """Shaped as the spec's error (6.2) too: `message` is the detail, `code` the E-code."""
+        out: dict[str, Any] = {**self.extra, "message": self.detail}
+        if self.e_code:
+            out["code"] = self.e_code
+        return out
 
 
 class CliFailure(SnowflakeError):

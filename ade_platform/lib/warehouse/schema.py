@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ade_platform.lib.errors import CodedError
+
 SNAPSHOT_FORMAT = 1
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main_information_schema"})
 
@@ -166,14 +168,8 @@ def qualified(table: dict[str, Any]) -> str:
     return ".".join(p for p in parts if p)
 
 
-class LookupFailure(Exception):
+class LookupFailure(CodedError):
     """A name that the snapshot cannot resolve; `code` is a toolset error code."""
-
-    def __init__(self, code: str, detail: str, hint: str | None = None):
-        self.code = code
-        self.detail = detail
-        self.hint = hint
-        super().__init__(detail)
 
 
 def resolve_table(

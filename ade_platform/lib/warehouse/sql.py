@@ -18,6 +18,8 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from ade_platform.lib.errors import CodedError
+
 DIALECTS = {"duckdb": "duckdb", "snowflake": "snowflake", "bigquery": "bigquery"}
 _WRITE_NODES: tuple[type[exp.Expression], ...] = tuple(
     getattr(exp, name)
@@ -34,16 +36,18 @@ _SIDE_EFFECT_PREFIXES = ("system$",)
 WRAP_ALIAS = "ade_q"
 
 
-class SqlRefused(Exception):
-    """The statement is not a single read-only query (maps to dml_not_permitted)."""
+class SqlRefused(CodedError):
+    """The statement is not a single read-only query (dml_not_permitted)."""
 
-    code = "dml_not_permitted"
+    def __init__(self, detail: str):
+        super().__init__("dml_not_permitted", detail)
 
 
-class SqlInvalid(Exception):
-    """The statement cannot be parsed in the warehouse's dialect (maps to invalid_argument)."""
+class SqlInvalid(CodedError):
+    """The statement cannot be parsed in the warehouse's dialect (invalid_argument)."""
 
-    code = "invalid_argument"
+    def __init__(self, detail: str):
+        super().__init__("invalid_argument", detail)
 
 
 @dataclass(frozen=True)

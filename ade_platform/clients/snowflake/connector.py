@@ -1,6 +1,6 @@
 """Snowflake through snowflake-connector-python, one authenticated session per snow connection name.
 
-The `snow` CLI transport (clients/snow_cli.py) starts a process and logs in for every statement: seconds
+The `snow` CLI transport (cli.py) starts a process and logs in for every statement: seconds
 each. This transport reads the same connection definitions the CLI reads (`config.toml` `[connections.*]`
 and `connections.toml`, in SNOWFLAKE_HOME or ~/.snowflake, or the configured `config_file`), logs in once
 per connection name and keeps that session: a statement then costs one round trip. It implements the same
@@ -33,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.snow_cli import check_statement_text, classify_failure
+from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
 from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
 
@@ -124,7 +124,7 @@ class Session:
     def _connected(self) -> Any:
         if self._conn is not None and not self._conn.is_closed():
             return self._conn
-        import snowflake.connector
+        import snowflake.connector  # the driver loads on the first statement (start-up speed)
 
         try:
             self._conn = snowflake.connector.connect(**self._parameters)
@@ -256,7 +256,7 @@ def connector_failure(exc: Exception) -> CliFailure:
     """A connector error as the CLI transport reports it (code, raw text to scrub, Snowflake number)."""
     if isinstance(exc, CliFailure):
         return exc
-    import snowflake.connector
+    import snowflake.connector  # loaded already: only a connector call fails with its errors
 
     if isinstance(exc, snowflake.connector.errors.Error):
         message = str(exc.msg or "")

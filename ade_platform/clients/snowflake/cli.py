@@ -28,25 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ade_platform.lib.guard import GuardPolicy
-from ade_platform.lib.snowflake.discovery import SnowflakeService
-from ade_platform.lib.snowflake.errors import CliFailure, SnowflakeError
+from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
+from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
-from ade_platform.lib.snowflake.proxy import ProxyLimits
-from ade_platform.lib.snowflake.runner import resolve_context
-from ade_platform.lib.snowflake.sync import SyncOptions
 
 Row = dict[str, Any]
-# A snow CLI client command starts a statement: after optional whitespace and comments, a '!'.
-_CLIENT_COMMAND = re.compile(r"(^|[\n;]|\*/)\s*!", re.M)
 _BOX = re.compile(r"[╭╮╰╯─│┌┐└┘━┃]+")
-_SF_CODE = re.compile(r"\b(\d{6})\s*\(")
-_AUTH = re.compile(
-    r"not configured|could not connect|incorrect username or password|authenticat|\b39\d{4}\b|\b25000[1-6]\b|"
-    r"jwt|private key|saml|oauth|mfa|password",
-    re.I,
-)
-_CONNECTION_FAILURE = re.compile(r"could not connect|\b25000[1-6]\b|\b25100\d\b", re.I)
 
 
 def parse_json_output(text: str) -> Any:
@@ -69,30 +56,6 @@ def error_text(stderr: str, stdout: str) -> str:
     lines = [_BOX.sub(" ", line).strip() for line in raw.splitlines()]
     lines = [ln for ln in lines if ln and ln.lower() != "error"]
     return re.sub(r"[ \t]+", " ", "\n".join(lines)).strip()[:4000]
-
-
-def classify_failure(message: str) -> tuple[str, str | None]:
-    """(code, Snowflake error number) for a failed CLI call."""
-    match = _SF_CODE.search(message)
-    sf_code = match.group(1) if match else None
-    if _CONNECTION_FAILURE.search(message) or (sf_code and sf_code.startswith("39")):
-        return "AUTH_FAILED", sf_code
-    if sf_code in ("003001", "003008", "003013", "003028") or "insufficient privileges" in message.lower():
-        return "PERMISSION_DENIED", sf_code
-    if sf_code in ("002003", "002043") or "does not exist" in message.lower():
-        return "OBJECT_NOT_FOUND", sf_code
-    if sf_code is None and _AUTH.search(message):
-        return "AUTH_FAILED", sf_code
-    return "QUERY_FAILED", sf_code
-
-
-def check_statement_text(sql: str) -> None:
-    if _CLIENT_COMMAND.search(sql):
-        raise SnowflakeError(
-            "WRITE_REFUSED", "snow CLI client commands (!source, !result, ...) are not accepted"
-        )
-    if ";>" in sql:
-        raise SnowflakeError("WRITE_REFUSED", "asynchronous execution (;>) is not accepted")
 
 
 def locate(cli_path: str | None) -> str:
@@ -261,91 +224,3 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired, ValueError):
         proc.communicate(timeout=5)
-
-
-def cli_from_settings(section: Any, *, connection: str | None = None) -> SnowCli:
-    """A SnowCli from the `snowflake:` settings section (connection name defaults to the section's)."""
-    defaults = section.defaults
-    return SnowCli(
-        connection=connection if connection is not None else section.connection,
-        cli_path=section.cli_path,
-        config_file=str(section.config_file) if section.config_file else None,
-        timeout=float(section.timeout_seconds),
-        database=defaults.database,
-        schema=defaults.schema_name if defaults.database else None,
-        role=defaults.role,
-        warehouse=defaults.warehouse,
-    )
-
-
-def runner_from_settings(section: Any, *, connection: str | None = None) -> Any:
-    """The SnowRunner of the configured transport: the `snow` CLI (a process per statement, the spec's) or
-    the connector (one session per connection name, clients/snow_connector.py)."""
-    cli = cli_from_settings(section, connection=connection)
-    if getattr(section, "transport", "cli") != "connector":
-        return cli
-    from ade_platform.clients.snow_connector import SnowConnector
-
-    return SnowConnector(
-        connection=cli.connection, config_file=cli.config_file, timeout=cli.timeout, database=cli.database,
-        schema=cli.schema, role=cli.role, warehouse=cli.warehouse,
-    )  # fmt: skip
-
-
-def policy_from_settings(section: Any) -> GuardPolicy:
-    guard = section.guardrail
-    return GuardPolicy(
-        exclusion_patterns=tuple(section.exclusions.patterns),
-        exclusion_regexes=tuple(section.exclusions.regexes),
-        excluded_object_types=frozenset(section.exclusions.object_types),
-        default_database=section.defaults.database,
-        default_schema=section.defaults.schema_name,
-        allow_numeric_aggregates=guard.allow_numeric_aggregates,
-        allow_filtered_counts=guard.allow_filtered_counts,
-        max_scalar_rows=guard.max_scalar_rows,
-        allowed_table_functions=frozenset(guard.allowed_table_functions),
-    )
-
-
-def proxy_limits(section: Any, max_rows: int) -> ProxyLimits:
-    guard = section.guardrail
-    return ProxyLimits(
-        max_rows=max_rows,
-        max_scalar_rows=guard.max_scalar_rows,
-        max_stat_rows=guard.max_stat_rows,
-        variant_sample_size=guard.variant_sample_size,
-        allow_ddl_with_queries=guard.allow_ddl_with_queries,
-    )
-
-
-def sync_options(sync: Any, databases: Sequence[str] | None = None) -> SyncOptions:
-    """SyncOptions from the `snowflake.sync` settings (include list and databases)."""
-    include = {str(k).lower() for k in sync.include}
-    return SyncOptions(
-        include_databases="databases" in include,
-        include_schemas="schemas" in include,
-        include_tables="tables" in include,
-        include_views="views" in include,
-        include_functions="functions" in include,
-        include_procedures="procedures" in include,
-        include_stages="stages" in include,
-        include_tasks="tasks" in include,
-        databases=tuple(databases if databases is not None else sync.databases),
-    )
-
-
-def service_from_settings(settings: Any, *, connection: str | None = None) -> SnowflakeService:
-    """The discovery/sync service for a whole Settings object (its `snowflake` section and limits)."""
-    section = settings.snowflake
-    runner = resolve_context(runner_from_settings(section, connection=connection))
-    return SnowflakeService(
-        runner,
-        policy_from_settings(section),
-        max_rows=settings.limits.max_rows,
-        max_nodes=settings.limits.max_lineage_nodes,
-    )
-
-
-def repository_root(settings: Any) -> Path:
-    target = settings.snowflake.sync.target_dir
-    return Path(target) if target else Path(settings.home) / "snowflake" / "repository"

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import base64
 import logging
+import uuid
 from datetime import datetime
 from typing import Any
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.http import HttpClient, segment
+from ade_platform.clients.orchestrators.base import (
     DagInfo,
-    HttpApi,
     OrchestratorError,
     TaskInfo,
     TaskRecord,
     upstream_error,
 )
-from ade_platform.clients.urls import segment
 from ade_platform.lib.orchestrator.runs import RunRecord, normalize_status
 
 PAGE = 200  # the server's default maximum page size
@@ -40,13 +40,21 @@ class PrefectClient:
         timeout: float = 30,
         transport: Any = None,
     ):
-        self.api = HttpApi(api_url, timeout=timeout, name="Prefect", transport=transport)
         headers = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         elif auth_string:
             headers["Authorization"] = "Basic " + base64.b64encode(auth_string.encode()).decode()
-        self.api.http.headers.update(headers)
+        # Redirects within the configured origin are followed, never off it (they would carry the credentials).
+        self.api = HttpClient(
+            api_url,
+            name="Prefect",
+            error=OrchestratorError,
+            timeout=timeout,
+            headers=headers,
+            follow_redirects=True,
+            transport=transport,
+        )
 
     @classmethod
     def from_settings(cls, settings: Any) -> PrefectClient:
@@ -58,7 +66,7 @@ class PrefectClient:
         )
 
     def _send(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self.api.send(method, path, **kwargs)
+        response = self.api.request(method, path, **kwargs)
         if response.status_code == 404:
             return None
         if response.status_code not in (200, 201):
@@ -68,8 +76,11 @@ class PrefectClient:
     def _filter(self, path: str, body: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         while len(items) < limit:
-            page = self._send(
-                "POST", path, json={**body, "limit": min(PAGE, limit - len(items)), "offset": len(items)}
+            page = self._send(  # a filter is a read sent as POST: safe to send again
+                "POST",
+                path,
+                json={**body, "limit": min(PAGE, limit - len(items)), "offset": len(items)},
+                repeatable=True,
             )
             if not page:
                 break
@@ -217,8 +228,6 @@ class PrefectClient:
 
 
 def _is_uuid(value: str) -> bool:
-    import uuid
-
     try:
         uuid.UUID(value)
     except ValueError:

@@ -12,16 +12,15 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from ade_platform.clients.orchestrator import (
+from ade_platform.clients.http import HttpClient, segment
+from ade_platform.clients.orchestrators.base import (
     DagInfo,
-    HttpApi,
     OrchestratorError,
     TaskInfo,
     TaskRecord,
     dbt_command_of,
     upstream_error,
 )
-from ade_platform.clients.urls import segment
 from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
 
 PAGE = 100
@@ -41,7 +40,15 @@ class AirflowClient:
         timeout: float = 30,
         transport: Any = None,
     ):
-        self.api = HttpApi(base_url, timeout=timeout, name="Airflow", transport=transport)
+        # Redirects within the configured origin are followed (a proxy's trailing-slash hop), never off it.
+        self.api = HttpClient(
+            base_url,
+            name="Airflow",
+            error=OrchestratorError,
+            timeout=timeout,
+            follow_redirects=True,
+            transport=transport,
+        )
         self.username = username
         self.password = password
         self._version = None if api_version == "auto" else api_version
@@ -69,10 +76,10 @@ class AirflowClient:
 
     def _probe(self) -> str:
         """v2 when /api/v2 exists (Airflow 3: it answers, or asks for a token), else v1 (Airflow 2)."""
-        response = self.api.send("GET", "/api/v2/version")
+        response = self.api.request("GET", "/api/v2/version")
         if response.status_code != 404:
             return "v2"
-        if self.api.send("GET", "/api/v1/version").status_code != 404:
+        if self.api.request("GET", "/api/v1/version").status_code != 404:
             return "v1"
         raise OrchestratorError("connection_failed", "no Airflow REST API (/api/v2 or /api/v1) at this URL")
 
@@ -86,11 +93,14 @@ class AirflowClient:
 
     def _fetch_token(self) -> str:
         if self.username:
-            response = self.api.send(
-                "POST", "/auth/token", json={"username": self.username, "password": self.password}
+            response = self.api.request(  # a login changes nothing: safe to send again
+                "POST",
+                "/auth/token",
+                json={"username": self.username, "password": self.password},
+                repeatable=True,
             )
         else:  # simple auth manager with all_admins: a token without credentials
-            response = self.api.send("GET", "/auth/token")
+            response = self.api.request("GET", "/auth/token")
         if response.status_code not in (200, 201):
             raise OrchestratorError(
                 "auth_failed", f"Airflow refused the token request (HTTP {response.status_code})"
@@ -104,9 +114,11 @@ class AirflowClient:
         url = f"/api/{self.version}{path}"
         extra_headers = kwargs.pop("headers", {})
         auth = self._auth()
-        response = self.api.send(method, url, **_merge(auth, extra_headers), **kwargs)
+        response = self.api.request(method, url, **_merge(auth, extra_headers), **kwargs)
         if response.status_code == 401 and self.version == "v2":  # the JWT expired: one fresh token
-            response = self.api.send(method, url, **_merge(self._auth(refresh=True), extra_headers), **kwargs)
+            response = self.api.request(
+                method, url, **_merge(self._auth(refresh=True), extra_headers), **kwargs
+            )
         return response
 
     def _get(self, path: str, **params: Any) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ launcher starts it in a process of its own. Nothing of the job runs in the calle
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.orchestrator import DagInfo, OrchestratorError, TaskInfo, TaskRecord
+from ade_platform.clients.orchestrators.base import DagInfo, OrchestratorError, TaskInfo, TaskRecord
 from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
 from ade_platform.lib.redact import redact_arguments
 
@@ -64,6 +65,7 @@ class DagsterRunsClient:
     def instance(self) -> Any:
         with self._lock:
             if self._instance is None:
+                # Dagster loads on first use (start-up speed; the cached MCP path never imports it).
                 from ade_platform.instance import open_instance
 
                 self._instance = open_instance(self.dagster_home)
@@ -285,8 +287,6 @@ class DagsterRunsClient:
 
 def _format_event(entry: Any) -> str:
     """One log line per event: time, level, step, message; a failure adds its error and causes (no stack)."""
-    import logging
-
     when = datetime.fromtimestamp(entry.timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]
     level = logging.getLevelName(entry.level) if isinstance(entry.level, int) else str(entry.level)
     event = entry.dagster_event
