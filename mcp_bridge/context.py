@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import atexit
+import importlib
 import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ade_platform.config import Settings
-from ade_platform.store import Snapshot, StoreReader
+from ade_platform.store import Snapshot, SnapshotNotFound, StoreReader
 
 if TYPE_CHECKING:
     from ade_platform.lib.dbt.refresh import TargetFolderPublisher
     from ade_platform.lib.dbt.staleness import StalenessDetector
     from ade_platform.lib.secrets import SecretScrubber
-    from ade_platform.live import LiveRunner
+    from ade_platform.live import Effects, LiveRunner
     from ade_platform.store.observations import Observation
 
 log = logging.getLogger("ade.mcp")
 T = TypeVar("T")
+ClientSystem = Literal["warehouse", "bi", "orchestrator", "dbt_cloud", "snowflake"]
+# system -> the client package whose `open_client(settings, name)` opens it
+_CLIENT_FACTORIES: dict[str, str] = {
+    "warehouse": "ade_platform.clients.warehouses",
+    "bi": "ade_platform.clients.bi",
+    "orchestrator": "ade_platform.clients.orchestrators",
+    "dbt_cloud": "ade_platform.clients.dbt_cloud",
+    "snowflake": "ade_platform.clients.snowflake",
+}
 _OBSERVATION_QUEUE = 1_000
 _RECORDER: _Recorder | None = None
 _RECORDER_LOCK = threading.Lock()
@@ -50,6 +61,8 @@ class BridgeContext:
     _publisher: Any = field(default=None, repr=False)
     _dbt_assets: Any = field(default=None, repr=False)
     _observations: Any = field(default=None, repr=False)
+    _clients: dict[tuple[str, str | None], Any] = field(default_factory=dict, repr=False)
+    _clients_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BridgeContext:
@@ -118,6 +131,60 @@ class BridgeContext:
                 # calls a previous gateway ran but did not live to record become failed runs now
                 self._live.recover()
             return self._live
+
+    # ---- what every toolset needs: a configured client, the newest snapshot, an audited live call ----------
+    def client(self, system: ClientSystem, name: str | None = None) -> Any:
+        """The client of one configured external system, opened on its first use and kept for the gateway's
+        life (`name`: the warehouse, BI tool, orchestrator backend or snow connection; dbt Cloud has one
+        account). Each system's `open_client(settings, name)` raises its own `*_not_configured` error."""
+        key = (system, name)
+        with self._clients_lock:
+            if key not in self._clients:
+                # imported on first use: the cached path never loads httpx, a driver or an SDK
+                module = importlib.import_module(_CLIENT_FACTORIES[system])
+                self._clients[key] = module.open_client(self.settings, name)
+            return self._clients[key]
+
+    def latest_or_none(self, asset: str) -> Snapshot | None:
+        """The newest snapshot of an asset, or None when it was never materialized."""
+        try:
+            return self.reader.latest(asset)
+        except SnapshotNotFound:
+            return None
+
+    def live_call(
+        self,
+        tool: str,
+        fn: Callable[[], T],
+        *,
+        arguments: dict[str, Any],
+        effects: Effects = "none",
+        cause: str | None = None,
+        dialect: str | None = None,
+    ) -> tuple[T, dict[str, Any]]:
+        """Run `fn` as an audited live call (docs/DEVELOPING.md: `effects` picks the audit path); its value and
+        the answer's live provenance."""
+        result = self.live().run(tool, fn, arguments=arguments, cause=cause, effects=effects, dialect=dialect)
+        return result.value, result.stamp()
+
+    async def live_call_async(
+        self,
+        tool: str,
+        fn: Callable[[], T],
+        *,
+        arguments: dict[str, Any],
+        effects: Effects = "none",
+        cause: str | None = None,
+        dialect: str | None = None,
+    ) -> tuple[T, dict[str, Any]]:
+        """`live_call` in a worker thread, so a slow system never blocks the gateway's event loop."""
+        import anyio
+
+        return await anyio.to_thread.run_sync(
+            lambda: self.live_call(
+                tool, fn, arguments=arguments, effects=effects, cause=cause, dialect=dialect
+            )
+        )
 
     def scrubber(self) -> SecretScrubber:
         """The scrubber of every secret in the settings: for logs, error details and audit tags."""

@@ -21,15 +21,23 @@ from ade_platform.clients.http import HttpClient, redirect_refused, segment
 from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, canonical_run, status_name
 from ade_platform.lib.errors import CodedError
 
-__all__ = ["STATUS_NAMES", "TERMINAL", "Artifact", "DbtCloudClient", "DbtCloudError", "status_name"]
+__all__ = [
+    "STATUS_NAMES",
+    "TERMINAL",
+    "Artifact",
+    "DbtCloudClient",
+    "DbtCloudError",
+    "open_client",
+    "status_name",
+]
 PAGE_LIMIT = 100
 
 
 class DbtCloudError(CodedError):
     """`status` is the HTTP status of the answer that failed, when there was one (not shown to an agent)."""
 
-    def __init__(self, code: str, detail: str, status: int | None = None):
-        super().__init__(code, detail)
+    def __init__(self, code: str, detail: str, status: int | None = None, hint: str | None = None):
+        super().__init__(code, detail, hint)
         self.status = status
 
 
@@ -248,3 +256,19 @@ def _user_message(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         message = ""
     return message[:300] or response.reason_phrase
+
+
+def open_client(settings: Any, name: str | None = None) -> DbtCloudClient:
+    """The client of the configured dbt Cloud account (one per configuration: `name` is accepted for the shared
+    factory signature and ignored); `dbt_cloud_not_configured` without a `dbt_cloud:` section, `auth_failed` when
+    its token is empty."""
+    section = settings.dbt_cloud
+    if section is None:
+        raise DbtCloudError("dbt_cloud_not_configured", "no dbt_cloud: section in the configuration")
+    if not section.api_token.get_secret_value():
+        raise DbtCloudError(
+            "auth_failed",
+            "dbt_cloud.api_token is empty",
+            hint="Set the environment variable dbt_cloud.api_token references to a service token.",
+        )
+    return DbtCloudClient.from_settings(section)
