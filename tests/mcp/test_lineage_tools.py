@@ -118,7 +118,7 @@ def test_incident_ranks_the_failed_model_and_the_missing_column(server) -> None:
     broken = tile72["causes"][0]
     assert broken["cause"] == "tile_references_missing_column"
     assert broken["evidence"]["missing_columns"] == ["discount"]
-    assert tile72["symptom"]["tiles"][0]["status"] == "error"
+    assert tile72["symptom"]["status"] == "error" and tile72["symptom"]["error_kind"] == "missing_column"
 
 
 def test_a_healthy_chain_has_no_cause_and_a_moved_input_is_stale(tmp_settings: Settings) -> None:

@@ -57,6 +57,8 @@ class LineageInputs:
     orchestrators: dict[str, dict[str, Any]] = field(default_factory=dict)  # backend -> runs asset
     snowflake_repository: dict[str, Any] | None = None
     builders: list[Builder] = field(default_factory=list)
+    # source unique_id -> {loaded_at_field, warn_after_hours, error_after_hours} (from the manifest)
+    source_freshness: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def table_id(warehouse: str, key: RelationKey) -> str:
@@ -116,6 +118,8 @@ def _add_dbt(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationInde
             unique_id=uid,
             tags=rec.get("tags") or None,
             materialization=rec.get("materialization"),
+            path=rec.get("path"),
+            freshness=inputs.source_freshness.get(uid),
         )
         key = _dbt_relation(rec, wh_type) if rtype in DBT_NODE_KINDS else None
         if key is None:

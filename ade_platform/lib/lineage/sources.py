@@ -31,7 +31,7 @@ class Topology:
 
 def graph_assets(topology: Topology) -> list[str]:
     """Every asset the graph may be built from (those never materialized are skipped when reading)."""
-    names = ["dbt_lineage_index", *(schema_asset(w) for w in topology.warehouses)]
+    names = ["dbt_lineage_index", "dbt_manifest", *(schema_asset(w) for w in topology.warehouses)]
     names += [f"bi_inventory_{t}" for t in BI_TOOLS]
     names += ["dbt_cloud_jobs", *(f"orchestrator_runs_{b}" for b in BACKENDS), "snowflake_object_repository"]
     return names
@@ -75,8 +75,33 @@ def lineage_inputs(read: Read, topology: Topology) -> tuple[LineageInputs, dict[
         },
         snowflake_repository=data.get("snowflake_object_repository"),
         builders=list(topology.builders),
+        source_freshness=source_freshness(data.get("dbt_manifest")),
     )
     return inputs, versions
+
+
+_PERIOD_HOURS = {"minute": 1 / 60, "hour": 1.0, "day": 24.0}
+
+
+def _hours(threshold: Any) -> float | None:
+    if not isinstance(threshold, dict) or not threshold.get("count") or not threshold.get("period"):
+        return None
+    factor = _PERIOD_HOURS.get(str(threshold["period"]).lower())
+    return float(threshold["count"]) * factor if factor else None
+
+
+def source_freshness(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per dbt source with a `loaded_at_field` and a threshold: the field and the thresholds in hours (what a live
+    `max(loaded_at)` is judged with). Newer dbt versions put both under `config`."""
+    out: dict[str, dict[str, Any]] = {}
+    for uid, src in ((manifest or {}).get("sources") or {}).items():
+        config = src.get("config") or {}
+        field_name = config.get("loaded_at_field") or src.get("loaded_at_field")
+        fresh = config.get("freshness") or src.get("freshness") or {}
+        warn, error = _hours(fresh.get("warn_after")), _hours(fresh.get("error_after"))
+        if field_name and (warn is not None or error is not None):
+            out[uid] = {"loaded_at_field": field_name, "warn_after_hours": warn, "error_after_hours": error}
+    return out
 
 
 def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[str, str]]:

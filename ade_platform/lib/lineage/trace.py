@@ -189,14 +189,17 @@ class Health:
                 for el in dash.get("elements") or []:
                     self.tiles[(tool, str(el.get("id")))] = el
         self.job_runs: dict[str, dict[str, Any]] = {}
+        self.job_history: dict[str, list[dict[str, Any]]] = {}  # builder node -> its runs, newest first
         for run in (h.dbt_cloud_runs or {}).get("runs") or []:
             self.job_runs.setdefault(f"dbt_cloud:job:{run.get('job_id')}", run)
+            self.job_history.setdefault(f"dbt_cloud:job:{run.get('job_id')}", []).append(run)
         for backend, data in h.orchestrators.items():
             kind = "job" if backend == "dagster" else ("deployment" if backend == "prefect" else "dag")
             for dag in data.get("dags") or []:
                 runs = dag.get("runs") or []
                 if runs:
                     self.job_runs[f"{backend}:{kind}:{dag.get('dag_id')}"] = runs[0]
+                    self.job_history[f"{backend}:{kind}:{dag.get('dag_id')}"] = list(runs)
 
     def of(self, node: dict[str, Any]) -> dict[str, Any] | None:
         system, kind = node.get("system"), node.get("kind")
