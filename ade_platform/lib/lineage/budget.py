@@ -31,6 +31,7 @@ class ProbeOutcome:
     values: dict[str, Any] = field(default_factory=dict)  # key -> value
     errors: dict[str, BaseException] = field(default_factory=dict)  # key -> what it raised
     not_reached: list[dict[str, Any]] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)  # key -> how long it took (finished ones)
     elapsed_ms: float = 0.0
 
 
@@ -42,9 +43,17 @@ def run_probes(probes: list[Probe], budget_s: float, workers: int = 4) -> ProbeO
         return out
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lineage-probe")
     pending: dict[Future, Probe] = {}
+
+    def timed(probe: Probe) -> Any:
+        began = time.perf_counter()
+        try:
+            return probe.run()
+        finally:
+            out.timings_ms[probe.key] = round((time.perf_counter() - began) * 1000, 1)
+
     try:
         for probe in probes:
-            pending[pool.submit(probe.run)] = probe
+            pending[pool.submit(timed, probe)] = probe
         while pending:
             elapsed = time.perf_counter() - started
             # the next moment something is due: the shared budget, or a longer own deadline still pending

@@ -197,6 +197,7 @@ def _add_bi(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationIndex
                     tile_id=str(el.get("id")),
                     dashboard_id=str(dash.get("id")),
                     sql=el.get("sql"),
+                    columns=list(el.get("columns") or []) or None,
                     explore=el.get("explore"),
                     model=el.get("model"),
                 )

@@ -36,6 +36,7 @@ class LiveFindings:
     failed: list[dict[str, Any]] = field(
         default_factory=list
     )  # probes that could not read: {node, probe, error}
+    probes: list[dict[str, Any]] = field(default_factory=list)  # every probe that finished: {probe, node, ms}
     elapsed_ms: float = 0.0
 
 

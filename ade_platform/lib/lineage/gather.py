@@ -329,7 +329,7 @@ class Gatherer:
 
     def tile(self, node_id: str, node: dict[str, Any], depth: int) -> None:
         read = [e["from"] for e in self.v["up"].get(node_id, ()) if e["kind"] == "reads"]
-        if not node.get("sql") or not read:
+        if not (node.get("sql") or node.get("columns")) or not read:
             return
         cols = []
         for r in read:
@@ -338,7 +338,11 @@ class Gatherer:
                 cols.append({str(c.get("name")).lower() for c in state.table.get("columns") or []})
             else:
                 cols.append(self.records.table_columns.get(r, set()))
-        missing = missing_columns(node["sql"], cols, self.dialect)
+        if node.get("sql"):
+            missing = missing_columns(node["sql"], cols, self.dialect)
+        else:  # a LookML tile: the warehouse columns its fields read
+            known = set().union(*cols) if cols and all(cols) else None
+            missing = sorted(c.lower() for c in node["columns"] if known is not None and c.lower() not in known)
         if not missing:
             return
         models = [e["from"] for r in read for e in self.v["up"].get(r, ()) if e["kind"] == "materializes"]

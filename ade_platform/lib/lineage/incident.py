@@ -11,8 +11,8 @@ Ranking, in order (DESIGN.md, "The join is live too"):
    it says so;
 3. then by kind and by closeness to the symptom (hops).
 The verdict names the object and the change ("`main.orders.status` renamed to `order_status` between 14:40 and
-14:47 UTC"); `confidence` is high when an explaining cause leads, medium when a new condition leads, low when
-only background remains.
+14:47 UTC"); `confidence` is high when a cause that explains the error leads, medium when a change (the records
+show a time before it held) leads, low when only long-standing or background conditions remain.
 """
 
 from __future__ import annotations
@@ -153,18 +153,20 @@ def rank(symptom: Symptom, conditions: list[Condition]) -> list[dict[str, Any]]:
 
 
 def _when(onset: dict[str, Any]) -> str:
-    def hm(text: str | None) -> str:
+    def hms(text: str | None) -> str:
         if not text:
             return "?"
         return (
-            datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+            .astimezone(UTC)
+            .strftime("%Y-%m-%d %H:%M:%S UTC")
         )
 
     if onset["from"] == "live" and onset["last_absent_at"]:
-        return f"between {hm(onset['last_absent_at'])} and {hm(onset['first_seen_at'])} (seen live)"
+        return f"between {hms(onset['last_absent_at'])} and {hms(onset['first_seen_at'])} (seen live)"
     if onset["first_seen_at"] is None:
         return "(no record of when)"
-    return f"at {hm(onset['first_seen_at'])}" + (" or earlier" if onset["at_or_before"] else "")
+    return f"at {hms(onset['first_seen_at'])}" + (" or earlier" if onset["at_or_before"] else "")
 
 
 def _symptom_text(symptom: Symptom) -> str:
@@ -197,9 +199,11 @@ def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
             "low",
         )
     cause = f"`{top['object']}` {top['change']} {_when(top['onset'])}"
-    confidence = "high" if top["_strength"] >= 2 else "medium"
-    lead = "Cause" if confidence == "high" else "Likely cause"
-    return f"{head}. {lead}: {cause}.", confidence
+    if top["_strength"] >= 2:
+        return f"{head}. Cause: {cause}.", "high"
+    if top["onset"]["last_absent_at"] is not None:  # a change: the records show a time before it held
+        return f"{head}. Likely cause: {cause}.", "medium"
+    return f"{head}. Possible cause (no record shows it began recently): {cause}.", "low"
 
 
 def explain(
@@ -228,6 +232,8 @@ def explain(
         "truncated": chain.truncated,
         "live": {
             "elapsed_ms": round(live.elapsed_ms, 1),
+            "probes": len(live.probes),
+            "slowest": sorted(live.probes, key=lambda p: -p["ms"])[:3],
             "not_reached": live.not_reached,
             "failed": live.failed,
         },

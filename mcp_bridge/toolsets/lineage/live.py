@@ -117,6 +117,10 @@ class LiveProber:
     def findings(self, probes: list[Probe], outcome: ProbeOutcome, now: float) -> LiveFindings:
         live = LiveFindings(now=now, not_reached=outcome.not_reached, elapsed_ms=outcome.elapsed_ms)
         for probe in probes:
+            if probe.key in outcome.timings_ms:
+                live.probes.append(
+                    {"probe": probe.kind, "node": probe.node, "ms": outcome.timings_ms[probe.key]}
+                )
             if probe.key in outcome.errors:
                 exc = outcome.errors[probe.key]
                 live.failed.append(
