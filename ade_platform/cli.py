@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings, load_settings
 
 
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ade",
         description="ADE Platform: Dagster-materialized data-stack metadata, served to agents over MCP.",
     )
+    parser.add_argument("--version", action="version", version=f"ade-platform {__version__}")
     parser.add_argument("--config", help="path to ade.yaml (default: $ADE_CONFIG, else the demo's ade.yaml)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -451,6 +452,17 @@ class BiSettings(_Model):
     tile_timeout_seconds: float = Field(60, gt=0, le=3600, description="Timeout of running one tile.")
     max_concurrency: int = Field(4, ge=1, le=32, description="Tiles run at once by the row-count checks.")
     sensor_interval_seconds: int = Field(300, ge=30, description="How often the dashboard-error sensor runs.")
+    max_rows: int = Field(
+        100,
+        ge=1,
+        le=5000,
+        description="Rows bi_run_look returns at most (`truncated` says when there were more).",
+    )
+    run_look: Literal["rows", "shape"] = Field(
+        "rows",
+        description="rows: bi_run_look returns rows, PII-like columns and tables the Snowflake exclusions name "
+        "masked; shape: only columns, types, row count and null percentages (no value at all).",
+    )
 
     @field_validator("looker", "metabase", mode="before")
     @classmethod
@@ -502,20 +514,6 @@ class OrchestratorSettings(_Model):
     history_days: int = Field(7, ge=1, le=365, description="Days of run history the assets keep.")
     max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
     pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
-
-    def secrets(self) -> list[str]:
-        """Configured secret values, scrubbed from every log an orchestrator tool returns."""
-        values = []
-        for secret in (
-            self.airflow.password if self.airflow else None,
-            self.prefect.api_key if self.prefect else None,
-            self.prefect.auth_string if self.prefect else None,
-        ):
-            if secret is not None:
-                values.append(secret.get_secret_value())
-        if self.prefect and self.prefect.auth_string:
-            values.append(self.prefect.auth_string.get_secret_value().partition(":")[2])
-        return values
 
 
 # --- end orchestrators ---
@@ -579,15 +577,52 @@ class LimitSettings(_Model):
     query_timeout_seconds: float = Field(120, gt=0, description="The spec's default: 120 s.")
 
 
+MIN_TOKEN_LENGTH = 32
+
+
 class HttpSettings(_Model):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
-    token: SecretStr | None = Field(None, description="Bearer token; required unless bound to loopback.")
+    token: SecretStr | None = Field(
+        None,
+        description=f"Bearer token (at least {MIN_TOKEN_LENGTH} characters); required unless bound to loopback.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values served besides 127.0.0.1, localhost and [::1] with the port: the names "
+        "clients reach the gateway by (`name` on any port, `name:port`). Required when bound to 0.0.0.0.",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (http(s)://host[:port]) allowed to call the gateway; any other Origin is "
+        "refused (403). Requests without an Origin (non-browser clients) are not affected.",
+    )
 
     @field_validator("token", mode="before")
     @classmethod
     def _empty_token_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("token")
+    @classmethod
+    def _token_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters (e.g. `openssl rand -hex 24`)")
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins")
+    @classmethod
+    def _allow_list_parses(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        from ade_platform.lib.http_guard import normalize_origin, parse_host
+
+        if info.field_name == "allowed_hosts":
+            parse, form = parse_host, "host names (name, name:port or [v6]:port)"
+        else:
+            parse, form = normalize_origin, "origins (http(s)://host[:port], no path)"
+        bad = [entry for entry in value if parse(entry) is None]
+        if bad:
+            raise ValueError(f"{bad} are not {form}")
+        return value
 
 
 class McpSettings(_Model):
@@ -671,6 +706,15 @@ class Settings(_Model):
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
     )
+
+    @field_validator("dbt_cloud", mode="before")
+    @classmethod
+    def _dbt_cloud_off_without_url(cls, value: Any) -> Any:
+        # As for the BI tools: an empty base_url (the demo's `${ADE_DBT_CLOUD_URL:-}` when no emulator runs)
+        # means the section is off, so `ade materialize` and `ade dev` work on the demo configuration alone.
+        if isinstance(value, dict) and "base_url" in value and not value["base_url"]:
+            return None
+        return value
 
     def model_post_init(self, context: Any, /) -> None:
         # Remote store roots get their endpoint and credentials once, here: every reader and writer this

@@ -15,6 +15,7 @@ import httpx
 
 from ade_platform.config import REPO_ROOT, Settings
 from ade_platform.ops import materialize, prepare_dagster_home
+from ade_platform.supervise import start_group, stop_groups, stop_on_signals, taken_ports
 
 
 def _bin(name: str) -> str:
@@ -28,10 +29,6 @@ def client_config(settings: Settings) -> dict:
     if settings.config_path:
         env["ADE_CONFIG"] = str(settings.config_path)
     return {"mcpServers": {"ade-platform": {"command": _bin("ade"), "args": ["mcp"], "env": env}}}
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _wait_http(url: str, timeout: float, proc: subprocess.Popen) -> bool:
@@ -81,17 +78,32 @@ def _wait_code_location(ui_url: str, timeout: float, proc: subprocess.Popen) -> 
 def run_dev(
     settings: Settings, ui_port: int = 3000, mcp_port: int | None = None, materialize_first: bool = False
 ) -> int:
-    prepare_dagster_home(settings)
-    # Stop cleanly on Ctrl-C and on SIGTERM (service managers, `kill`), even when started from a shell that
-    # launched us with SIGINT ignored (background jobs of non-interactive shells are).
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
-    if materialize_first:
-        code = materialize(settings, "*", out=sys.stdout)
-        if code != 0:
-            print("ade dev: materialization failed; serving anyway so you can inspect it in the UI")
     host = "127.0.0.1"
     mcp_port = mcp_port or settings.mcp.http.port
+    # Before anything starts: a port held by a previous `ade dev` (or anything else) is named, with what to do.
+    if taken := taken_ports({"the Dagster UI": ui_port, "the MCP gateway": mcp_port}, host):
+        print(
+            f"ade dev: {', '.join(taken)} already in use; nothing was started. Stop what holds it (a previous "
+            "`ade dev` or `make demo`?  `lsof -i :PORT` names it) or pass --ui-port / --mcp-port.",
+            file=sys.stderr,
+        )
+        return 2
+    prepare_dagster_home(settings)
+    # Ctrl-C, SIGTERM (service managers, `kill`, the demo launcher) and SIGHUP (a closed terminal) all stop the
+    # UI and the gateway: each runs in a process group of its own, stopped as a group (dagster dev's webserver,
+    # daemon and code server included).
+    with stop_on_signals():
+        return _serve(settings, host, ui_port, mcp_port, materialize_first)
+
+
+def _serve(settings: Settings, host: str, ui_port: int, mcp_port: int, materialize_first: bool) -> int:
+    if materialize_first:
+        try:
+            code = materialize(settings, "*", out=sys.stdout)
+        except KeyboardInterrupt:
+            return 130
+        if code != 0:
+            print("ade dev: materialization failed; serving anyway so you can inspect it in the UI")
     env = {**os.environ, "ADE_HOME": str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
     # The children find this environment's tools (dbt, snow) even when `ade` was started by its full path.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -101,22 +113,46 @@ def run_dev(
     log_dir.mkdir(parents=True, exist_ok=True)
     # The children write their logs for as long as they live; the handles are closed on the way out.
     logs = {name: open(log_dir / f"{name}.log", "ab") for name in ("dagster", "mcp")}  # noqa: SIM115
-    procs = {
-        "dagster": subprocess.Popen(
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        procs["dagster"] = start_group(
             [_bin("dagster"), "dev", "-w", str(REPO_ROOT / "workspace.yaml"), "-h", host, "-p", str(ui_port)],
             cwd=REPO_ROOT,
             env=env,
             stdout=logs["dagster"],
             stderr=subprocess.STDOUT,
-        ),
-        "mcp": subprocess.Popen(
+        )
+        procs["mcp"] = start_group(
             [_bin("ade"), "mcp", "--transport", "http", "--host", host, "--port", str(mcp_port)],
             cwd=REPO_ROOT,
             env=env,
             stdout=logs["mcp"],
             stderr=subprocess.STDOUT,
-        ),
-    }
+        )
+        _report_ready(settings, host, ui_port, mcp_port, procs, log_dir)
+        while all(p.poll() is None for p in procs.values()):
+            time.sleep(1)
+        for name, proc in procs.items():
+            if proc.poll() is not None:
+                print(f"ade dev: {name} exited with code {proc.returncode}; see {log_dir}")
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        # SIGINT is what `dagster dev` treats as its own Ctrl-C (it stops its webserver, daemon and code server).
+        stop_groups(procs.values(), signal.SIGINT)
+        for handle in logs.values():
+            handle.close()
+
+
+def _report_ready(
+    settings: Settings,
+    host: str,
+    ui_port: int,
+    mcp_port: int,
+    procs: dict[str, subprocess.Popen],
+    log_dir: Path,
+) -> None:
     ui_url = f"http://{host}:{ui_port}"
     mcp_url = f"http://{host}:{mcp_port}/mcp"
     print("Starting the Dagster UI and the MCP gateway (logs in", log_dir, ") ...")
@@ -138,23 +174,3 @@ def run_dev(
     print(json.dumps(client_config(settings), indent=2))
     print("\nPress Ctrl-C to stop.")
     sys.stdout.flush()
-    try:
-        while all(p.poll() is None for p in procs.values()):
-            time.sleep(1)
-        for name, proc in procs.items():
-            if proc.poll() is not None:
-                print(f"ade dev: {name} exited with code {proc.returncode}; see {log_dir}")
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        for handle in logs.values():
-            handle.close()

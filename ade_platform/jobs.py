@@ -15,6 +15,7 @@ from typing import Any
 
 from ade_platform.config import Settings
 from ade_platform.lib.redact import redact_arguments
+from ade_platform.lib.secrets import settings_scrubber
 from ade_platform.live import _EXECUTION_LOCK, QUIET_CONSOLE, TAG_SOURCE, TAG_TOOL, _truncate
 
 TAG_BACKEND = "ade/backend"
@@ -60,7 +61,9 @@ class JobLauncher:
             TAG_SOURCE: "mcp",
             TAG_BACKEND: "dagster",
             TAG_DAG: job_name,
-            TAG_CONF: _truncate(json.dumps(redact_arguments(conf or {}), default=str)),
+            TAG_CONF: _truncate(
+                json.dumps(redact_arguments(conf or {}, scrub=settings_scrubber(self.settings)), default=str)
+            ),
         }
 
         def execute() -> None:

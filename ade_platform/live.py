@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ade_platform.lib import audit_journal
-from ade_platform.lib.redact import redact_arguments
+from ade_platform.lib.redact import Scrub, redact_arguments, redact_text
 
 T = TypeVar("T")
 TAG_TOOL = "ade/tool"
@@ -96,8 +96,16 @@ class LiveResult:
 class LiveRunner:
     """Runs callables as audited ad-hoc Dagster ops in one Dagster instance."""
 
-    def __init__(self, dagster_home: Path, fast_read_only: bool = True, fast_workspace: bool = True):
+    def __init__(
+        self,
+        dagster_home: Path,
+        fast_read_only: bool = True,
+        fast_workspace: bool = True,
+        scrub: Scrub | None = None,
+    ):
+        """`scrub`: the configured secrets' scrubber (ade_platform.lib.secrets), applied to every tag."""
         self.dagster_home = Path(dagster_home)
+        self.scrub = scrub
         self.fast_read_only = fast_read_only
         self.fast_workspace = fast_workspace
         self.journal = audit_journal.AuditJournal(self.dagster_home)
@@ -140,21 +148,24 @@ class LiveRunner:
         arguments: dict[str, Any] | None = None,
         cause: str | None = None,
         effects: Effects = "external",
+        dialect: str | None = None,
     ) -> LiveResult:
         """Execute fn as an audited Dagster run; re-raise its exception (the run is recorded as failed).
 
         `effects` is what fn may change: "none" (read-only) and "workspace" (files in
         the ADE workspace and its run folders only) allow the fast path when enabled: fn runs here, the audit
         run follows; for "workspace" an fsynced journal intent precedes the call. "external" runs fn inside
-        an in-line Dagster run.
+        an in-line Dagster run. `dialect`: the warehouse type SQL arguments are written for (their literals
+        are stripped by its quoting rules).
         """
+        redacted = redact_arguments(arguments or {}, scrub=self.scrub, dialect=dialect)
         tags = {
             TAG_TOOL: tool,
             TAG_SOURCE: "mcp",
-            TAG_ARGUMENTS: _truncate(json.dumps(redact_arguments(arguments or {}), default=str)),
+            TAG_ARGUMENTS: _truncate(json.dumps(redacted, default=str)),
         }
         if cause:
-            tags[TAG_CAUSE] = _truncate(cause)
+            tags[TAG_CAUSE] = _truncate(redact_text(cause, self.scrub))
         if effects == "none" and self.fast_read_only:
             return self._run_fast(tool, fn, tags, journaled=False)
         if effects == "workspace" and self.fast_workspace:

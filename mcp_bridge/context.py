@@ -12,6 +12,7 @@ from ade_platform.store import Snapshot, StoreReader
 
 if TYPE_CHECKING:
     from ade_platform.lib.dbt.staleness import StalenessDetector
+    from ade_platform.lib.secrets import SecretScrubber
     from ade_platform.live import LiveRunner
 
 
@@ -52,10 +53,17 @@ class BridgeContext:
                     self.settings.dagster_home,
                     fast_read_only=self.settings.mcp.fast_read_only_live,
                     fast_workspace=self.settings.mcp.fast_workspace_live,
+                    scrub=self.scrubber(),
                 )
                 # calls a previous gateway ran but did not live to record become failed runs now
                 self._live.recover()
             return self._live
+
+    def scrubber(self) -> SecretScrubber:
+        """The scrubber of every secret in the settings: for logs, error details and audit tags."""
+        from ade_platform.lib.secrets import settings_scrubber
+
+        return settings_scrubber(self.settings)
 
     def tool_name(self, spec_name: str) -> str:
         """The published name of a tool: the spec's, or its portable form when configured."""

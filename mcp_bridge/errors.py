@@ -160,8 +160,37 @@ def to_tool_error(exc: BaseException, tool: str) -> ToolError:
     return ToolFailure("internal_error", f"tool {tool} failed unexpectedly")
 
 
+def scrubbed(error: ToolError, scrub: Any) -> ToolError:
+    """The structured error with every string in it passed through `scrub` (the secret scrubber)."""
+    try:
+        payload = json.loads(str(error))
+    except ValueError:
+        return error
+    clean = _scrub_json(payload, scrub)
+    if clean == payload:
+        return error
+    if isinstance(error, ToolFailure):
+        code, detail, hint = clean.pop("error"), clean.pop("detail", ""), clean.pop("hint", None)
+        return ToolFailure(code, detail, hint, **clean)
+    return ToolError(json.dumps(clean, default=str))
+
+
+def _scrub_json(value: Any, scrub: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrub_json(v, scrub) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_json(v, scrub) for v in value]
+    return value
+
+
 class StructuredErrors(Middleware):
-    """Turns every tool failure, including argument validation, into the structured error shape."""
+    """Turns every tool failure, including argument validation, into the structured error shape; with a
+    `scrub` (the configured secrets' scrubber), no secret survives in it."""
+
+    def __init__(self, scrub: Any = None):
+        self.scrub = scrub
 
     async def on_call_tool(self, context, call_next):  # type: ignore[override]
         try:
@@ -169,4 +198,5 @@ class StructuredErrors(Middleware):
         except NotFoundError:
             raise
         except Exception as exc:
-            raise to_tool_error(exc, context.message.name) from None
+            error = to_tool_error(exc, context.message.name)
+            raise (scrubbed(error, self.scrub) if self.scrub is not None else error) from None

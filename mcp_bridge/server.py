@@ -6,13 +6,13 @@ which imports Dagster lazily on first use.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 from typing import Literal
 
 from fastmcp import FastMCP
 
+from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
@@ -32,43 +32,20 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
         return build_toolset(only, ctx)
     gateway = FastMCP(
         GATEWAY_NAME,
+        version=__version__,  # serverInfo names ADE and its version, not the framework's
         instructions=(
             "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that "
             "Dagster materializes (each answer carries provenance: asset, materialized_at, age_seconds, "
             "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
         ),
         mask_error_details=True,
-        middleware=[StructuredErrors()],
+        middleware=[StructuredErrors(ctx.scrubber())],
         # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
         dereference_schemas=False,
     )
     for name in settings.mcp.toolsets:
         gateway.mount(build_toolset(name, ctx))
     return gateway
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def http_auth(settings: Settings, host: str):
-    """Bearer-token auth for HTTP: required off loopback; used on loopback too when a token is set."""
-    token = settings.mcp.http.token
-    if token is None:
-        if not is_loopback(host):
-            raise ConfigError(
-                f"mcp.http.token: a bearer token is required to serve HTTP on {host} (not loopback); "
-                "set ADE_MCP_TOKEN"
-            )
-        return None
-    from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
-
-    return StaticTokenVerifier(tokens={token.get_secret_value(): {"client_id": "ade", "scopes": []}})
 
 
 def serve(
@@ -82,11 +59,17 @@ def serve(
     # import (warnings only): ~150 ms of the first tools/list on a cold start. Its documented switch turns
     # that off; the gateway keeps no session state of its own.
     os.environ.setdefault("PY_KEY_VALUE_DISABLE_BEARTYPE", "true")
-    server = build_server(settings, only=server_name)
     if transport == "stdio":
-        server.run(transport="stdio", show_banner=False)
+        build_server(settings, only=server_name).run(transport="stdio", show_banner=False)
         return
+    from mcp_bridge.http_security import http_auth, http_options
+
     host = host or settings.mcp.http.host
     port = port or settings.mcp.http.port
-    server.auth = http_auth(settings, host)
-    server.run(transport="http", host=host, port=port, show_banner=False)
+    # Checked before anything is built (a ConfigError stops start-up): a token off loopback, the allowed host
+    # names when bound to every interface. Every request then passes the Host/Origin guard before any route.
+    auth = http_auth(settings, host)
+    options = http_options(settings, host, port)
+    server = build_server(settings, only=server_name)
+    server.auth = auth
+    server.run(transport="http", host=host, port=port, show_banner=False, **options)

@@ -21,6 +21,7 @@ from ade_platform.clients.orchestrator import (
     dbt_command_of,
     upstream_error,
 )
+from ade_platform.clients.urls import segment
 from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
 
 PAGE = 100
@@ -144,7 +145,7 @@ class AirflowClient:
         ]
 
     def _require_dag(self, dag_id: str) -> None:
-        if self._get(f"/dags/{dag_id}") is None:
+        if self._get(f"/dags/{segment(dag_id)}") is None:
             raise OrchestratorError("dag_not_found", f"Airflow has no DAG {dag_id!r}")
 
     def list_runs(self, dag_id: str, *, since: datetime | None = None, limit: int = 100) -> list[RunRecord]:
@@ -155,13 +156,13 @@ class AirflowClient:
                 "order_by": "-execution_date",
                 "execution_date_gte": since.isoformat() if since else None,
             }
-        runs = self._pages(f"/dags/{dag_id}/dagRuns", "dag_runs", limit, **params)
+        runs = self._pages(f"/dags/{segment(dag_id)}/dagRuns", "dag_runs", limit, **params)
         if runs is None:
             raise OrchestratorError("dag_not_found", f"Airflow has no DAG {dag_id!r}")
         return [_run(r) for r in runs]
 
     def get_run(self, dag_id: str, run_id: str) -> RunRecord:
-        run = self._get(f"/dags/{dag_id}/dagRuns/{run_id}")
+        run = self._get(f"/dags/{segment(dag_id)}/dagRuns/{segment(run_id)}")
         if run is None:
             self._require_dag(dag_id)
             raise OrchestratorError("run_not_found", f"DAG {dag_id!r} has no run {run_id!r}")
@@ -171,7 +172,7 @@ class AirflowClient:
         body: dict[str, Any] = {"conf": conf or {}}
         if self.version == "v2":
             body["logical_date"] = None  # required by Airflow 3's body; null: "now", no data interval
-        response = self._call("POST", f"/dags/{dag_id}/dagRuns", json=body)
+        response = self._call("POST", f"/dags/{segment(dag_id)}/dagRuns", json=body)
         if response.status_code == 404:
             raise OrchestratorError("dag_not_found", f"Airflow has no DAG {dag_id!r}")
         if response.status_code not in (200, 201):
@@ -180,7 +181,9 @@ class AirflowClient:
 
     # --- tasks ------------------------------------------------------------------------------------------
     def _instances(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
-        items = self._pages(f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances", "task_instances", 10_000)
+        items = self._pages(
+            f"/dags/{segment(dag_id)}/dagRuns/{segment(run_id)}/taskInstances", "task_instances", 10_000
+        )
         if items is None:
             self.get_run(dag_id, run_id)  # raises dag_not_found or run_not_found
             return []
@@ -190,7 +193,7 @@ class AirflowClient:
         return [_task(ti) for ti in self._instances(dag_id, run_id)]
 
     def _instance(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
-        ti = self._get(f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}")
+        ti = self._get(f"/dags/{segment(dag_id)}/dagRuns/{segment(run_id)}/taskInstances/{segment(task_id)}")
         if ti is None:
             known = [t["task_id"] for t in self._instances(dag_id, run_id)]
             raise OrchestratorError(
@@ -215,7 +218,7 @@ class AirflowClient:
         params: dict[str, Any] = {"full_content": "true"}
         if map_index is not None and map_index >= 0:
             params["map_index"] = map_index
-        path = f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{attempt}"
+        path = f"/dags/{segment(dag_id)}/dagRuns/{segment(run_id)}/taskInstances/{segment(task_id)}/logs/{attempt}"
         # Airflow 3 answers JSON (structured lines); Airflow 2 answers plain text when asked.
         accept = "application/json" if self.version == "v2" else "text/plain"
         response = self._call("GET", path, params=params, headers={"Accept": accept})
@@ -229,7 +232,7 @@ class AirflowClient:
 
     def dag_tasks(self, dag_id: str) -> list[TaskInfo]:
         """The DAG's tasks; dbt_command from the latest run's rendered bash_command when it calls dbt."""
-        body = self._get(f"/dags/{dag_id}/tasks")
+        body = self._get(f"/dags/{segment(dag_id)}/tasks")
         if body is None:
             raise OrchestratorError("dag_not_found", f"Airflow has no DAG {dag_id!r}")
         rendered: dict[str, str] = {}
@@ -240,13 +243,13 @@ class AirflowClient:
             t["task_id"] for t in body.get("tasks", []) if "bash_command" in (t.get("template_fields") or [])
         }
         if runs and bash_tasks:
-            run_path = f"/dags/{dag_id}/dagRuns/{runs[0]['run_id']}/taskInstances"
+            run_path = f"/dags/{segment(dag_id)}/dagRuns/{segment(runs[0]['run_id'])}/taskInstances"
             for ti in self._instances(dag_id, runs[0]["run_id"]):
                 if ti["task_id"] not in bash_tasks or ti.get("map_index", -1) != -1:
                     continue
-                fields = ti.get("rendered_fields") or (self._get(f"{run_path}/{ti['task_id']}") or {}).get(
-                    "rendered_fields"
-                )
+                fields = ti.get("rendered_fields") or (
+                    self._get(f"{run_path}/{segment(ti['task_id'])}") or {}
+                ).get("rendered_fields")
                 command = (fields or {}).get("bash_command")
                 if isinstance(command, str):
                     rendered[ti["task_id"]] = command

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from ade_platform.clients.urls import redirect_refused, segment
 from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, status_name
 
 __all__ = ["STATUS_NAMES", "TERMINAL", "Artifact", "DbtCloudClient", "DbtCloudError", "status_name"]
@@ -143,7 +144,7 @@ class DbtCloudClient:
         params = {"step": step} if step is not None else None
         response = self._send(
             "GET",
-            f"/runs/{int(run_id)}/artifacts/{name}",
+            f"/runs/{int(run_id)}/artifacts/{'/'.join(segment(part) for part in name.split('/'))}",
             params=params,
             what=f"artifact {name} of run {run_id}",
         )
@@ -254,6 +255,8 @@ class DbtCloudClient:
 
     def _raise_for_status(self, response: httpx.Response, *, not_found: str, what: str) -> None:
         code = response.status_code
+        if 300 <= code < 400:  # not followed: httpx's default here, so the token never goes elsewhere
+            raise DbtCloudError("upstream_error", redirect_refused("dbt Cloud", response), code)
         if code < 400:
             return
         message = _user_message(response)

@@ -107,8 +107,16 @@ class HttpApi:
 
         self.name = name
         self.max_attempts = max_attempts
+        from ade_platform.clients.urls import same_origin_only
+
+        # Redirects within the configured origin are followed; one to another origin is refused before it
+        # is sent (it would carry the request's headers and a 307's body: a token request's password).
         self.http = httpx.Client(
-            base_url=base_url.rstrip("/"), timeout=timeout, transport=transport, follow_redirects=True
+            base_url=base_url.rstrip("/"),
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=True,
+            event_hooks={"request": [same_origin_only(base_url)]},
         )
 
     def send(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -116,10 +124,14 @@ class HttpApi:
 
         import httpx
 
+        from ade_platform.clients.urls import CrossOriginRedirect
+
         delay = 0.5
         for attempt in range(1, self.max_attempts + 1):
             try:
                 response = self.http.request(method, path, **kwargs)
+            except CrossOriginRedirect as exc:
+                raise OrchestratorError("upstream_error", f"{self.name} {exc}") from None
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 raise OrchestratorError(
                     "connection_failed",
@@ -238,7 +250,7 @@ def snapshot_runs(
     Signatures already in `previous` are reused, and at most MAX_SIGNATURES_PER_DAG logs are read per DAG.
     With no tracked list, every DAG is listed (untracked, up to MAX_UNTRACKED_DAGS, 10 runs each).
     """
-    from ade_platform.lib.orchestrator.logs import scrub_secrets
+    from ade_platform.lib.orchestrator.logs import cap_log
     from ade_platform.lib.orchestrator.patterns import failure_signature
 
     known: dict[str, dict[str, Any]] = {}
@@ -278,8 +290,10 @@ def snapshot_runs(
                     ]
                     entry["failed_tasks"] = failed
                     if failed:
-                        log = scrub_secrets(client.task_log(dag_id, run["run_id"], failed[0]), secrets or [])
-                        entry["failure_signature"] = failure_signature(log[-200_000:])
+                        log = cap_log(
+                            client.task_log(dag_id, run["run_id"], failed[0]), secrets or (), 200_000
+                        )
+                        entry["failure_signature"] = failure_signature(log.text)
             out_runs.append(entry)
         asset_keys = client.asset_keys(dag_id) if hasattr(client, "asset_keys") else []
         dags.append(

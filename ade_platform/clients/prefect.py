@@ -21,6 +21,7 @@ from ade_platform.clients.orchestrator import (
     TaskRecord,
     upstream_error,
 )
+from ade_platform.clients.urls import segment
 from ade_platform.lib.orchestrator.runs import RunRecord, normalize_status
 
 PAGE = 200  # the server's default maximum page size
@@ -82,11 +83,13 @@ class PrefectClient:
         """The flow-run filter for a deployment (`flow/deployment`) or a flow name."""
         if "/" in dag_id:
             flow_name, _, deployment = dag_id.partition("/")
-            found = self._send("GET", f"/deployments/name/{flow_name}/{deployment}")
+            if not flow_name or not deployment:
+                raise OrchestratorError("dag_not_found", f"Prefect has no deployment {dag_id!r}")
+            found = self._send("GET", f"/deployments/name/{segment(flow_name)}/{segment(deployment)}")
             if found is None:
                 raise OrchestratorError("dag_not_found", f"Prefect has no deployment {dag_id!r}")
             return {"deployments": {"id": {"any_": [found["id"]]}}}
-        found = self._send("GET", f"/flows/name/{dag_id}")
+        found = self._send("GET", f"/flows/name/{segment(dag_id)}")
         if found is None:
             raise OrchestratorError("dag_not_found", f"Prefect has no flow or deployment {dag_id!r}")
         return {"flows": {"id": {"any_": [found["id"]]}}}
@@ -133,9 +136,11 @@ class PrefectClient:
         """A flow run of the deployment, with conf as its parameters (a flow name works if it has one deployment)."""
         if "/" in dag_id:
             flow_name, _, name = dag_id.partition("/")
-            deployment = self._send("GET", f"/deployments/name/{flow_name}/{name}")
+            if not flow_name or not name:
+                raise OrchestratorError("dag_not_found", f"Prefect has no deployment {dag_id!r}")
+            deployment = self._send("GET", f"/deployments/name/{segment(flow_name)}/{segment(name)}")
         else:
-            flow = self._send("GET", f"/flows/name/{dag_id}")
+            flow = self._send("GET", f"/flows/name/{segment(dag_id)}")
             found = (
                 self._filter("/deployments/filter", {"flows": {"id": {"any_": [flow["id"]]}}}, 2)
                 if flow
@@ -150,7 +155,9 @@ class PrefectClient:
         if deployment is None:
             raise OrchestratorError("dag_not_found", f"Prefect has no deployment {dag_id!r}")
         created = self._send(
-            "POST", f"/deployments/{deployment['id']}/create_flow_run", json={"parameters": conf or {}}
+            "POST",
+            f"/deployments/{segment(deployment['id'])}/create_flow_run",
+            json={"parameters": conf or {}},
         )
         if created is None:
             raise OrchestratorError("dag_not_found", f"Prefect has no deployment {dag_id!r}")

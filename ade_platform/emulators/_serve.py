@@ -1,5 +1,8 @@
 """Run one emulator app with uvicorn until SIGTERM: `--host`, `--port`, and `--warehouse` (the DuckDB file
-its queries read; default ADE_HOME/warehouse/demo.duckdb)."""
+its queries read; default ADE_HOME/warehouse/demo.duckdb).
+
+Every request passes the Host/Origin guard first (ade_platform/lib/http_guard.py): a web page the user opens
+cannot reach an emulator on loopback through DNS rebinding or a cross-site request."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ade_platform.lib.http_guard import HostOriginGuard, local_policy
 
 
 def serve(name: str, build_app: Callable[[Path | None], Any]) -> None:
@@ -17,4 +22,5 @@ def serve(name: str, build_app: Callable[[Path | None], Any]) -> None:
     args = parser.parse_args()
     import uvicorn
 
-    uvicorn.run(build_app(args.warehouse), host=args.host, port=args.port, log_level="warning")
+    app = HostOriginGuard(build_app(args.warehouse), local_policy(args.port, args.host))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

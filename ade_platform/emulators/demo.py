@@ -22,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from ade_platform.supervise import start_group, stop_groups, stop_on_signals, taken_ports
+
 
 @dataclass(frozen=True)
 class Emulator:
@@ -81,13 +83,8 @@ class Running:
     process: subprocess.Popen
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        # the whole group: the dbt Cloud emulator's runs are dbt processes of its own
+        stop_groups([self.process], grace_seconds=10)
 
 
 def free_port() -> int:
@@ -103,9 +100,11 @@ def _wait_ready(url: str, proc: subprocess.Popen, timeout: float) -> None:
             raise RuntimeError(f"emulator at {url} exited with {proc.returncode}")
         try:
             httpx.get(url, timeout=2)
-            return
         except httpx.HTTPError:
             time.sleep(0.2)
+            continue
+        if proc.poll() is None:  # the answer came from our process, not one that held the port before it
+            return
     raise RuntimeError(f"emulator at {url} did not answer within {timeout:.0f} s")
 
 
@@ -122,12 +121,11 @@ def start_all(
             port = (ports or {}).get(emu.name) or emu.default_port
             url = f"http://127.0.0.1:{port}"
             log = (log_dir / f"emulator-{emu.name}.log").open("ab")
-            proc = subprocess.Popen(
+            proc = start_group(
                 [sys.executable, "-m", emu.module, "--host", "127.0.0.1", "--port", str(port)],
                 env={**os.environ, "ADE_HOME": str(home)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
             )
             running.append(Running(emu, url, proc))
             _wait_ready(url + emu.ready_path, proc, timeout)
@@ -139,24 +137,58 @@ def start_all(
     return running, env_out
 
 
+def _parse_ports(text: str) -> dict[str, int]:
+    """`dbt_cloud=18791,looker=19998`: emulator ports other than the defaults (tests, a second demo)."""
+    ports: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, port = item.partition("=")
+        if name not in {e.name for e in EMULATORS} or not port.isdigit():
+            raise SystemExit(f"ade: --ports: expected NAME=PORT with NAME in {[e.name for e in EMULATORS]}")
+        ports[name] = int(port)
+    return ports
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Start the emulators, run the command after `--` with the environment that points at them, and stop
+    everything (the command's whole process group, then the emulators) on its exit, Ctrl-C, SIGTERM or SIGHUP."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    ports: dict[str, int] = {}
+    if argv[:1] == ["--ports"] and len(argv) > 1:
+        ports, argv = _parse_ports(argv[1]), argv[2:]
     if argv and argv[0] == "--":
         argv = argv[1:]
+    ports = {e.name: ports.get(e.name) or e.default_port for e in EMULATORS}
+    # Never talk to an emulator this launcher did not start: one already answering on a port (a previous demo
+    # that was not stopped, another program) would serve another home's state.
+    if taken := taken_ports({f"the {name} emulator": port for name, port in ports.items()}):
+        print(
+            f"ade: {', '.join(taken)} already in use; nothing was started. Stop what holds it (a previous "
+            "`make demo` still running?  `lsof -i :PORT` names it), or choose other ports with "
+            "`python -m ade_platform.emulators.demo --ports NAME=PORT,... -- COMMAND`.",
+            file=sys.stderr,
+        )
+        return 2
     home = Path(os.environ.get("ADE_HOME") or Path.cwd() / ".ade").resolve()
-    running, env = start_all(home)
-    for r in running:
-        print(f"ade: emulator {r.emulator.name} up at {r.url}", flush=True)
-    try:
-        if not argv:
-            signal.pause()
-            return 0
-        return subprocess.call(argv, env={**os.environ, **env})
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        for r in running:
-            r.stop()
+    with stop_on_signals():
+        running: list[Running] = []
+        child: subprocess.Popen | None = None
+        try:
+            running, env = start_all(home, ports)
+            for r in running:
+                print(f"ade: emulator {r.emulator.name} up at {r.url}", flush=True)
+            if not argv:
+                signal.pause()
+                return 0
+            # Its own process group, so stopping it reaches every process it started.
+            child = start_group(argv, env={**os.environ, **env})
+            return child.wait()
+        except KeyboardInterrupt:
+            return 130
+        finally:
+            if child is not None:
+                stop_groups([child])
+            for r in running:
+                r.stop()
 
 
 if __name__ == "__main__":

@@ -196,6 +196,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    from benchmarks.orchestrator import hostile
+
+    hostile.main()  # needs no server
     if not (PREFECT / "prefect").exists():
         print("skipped: Prefect is not installed (make orchestrators)")
         return

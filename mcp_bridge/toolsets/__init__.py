@@ -32,4 +32,10 @@ def build_toolset(name: str, ctx: BridgeContext, cache_schemas: bool = True) -> 
     module = importlib.import_module(f"mcp_bridge.toolsets.{TOOLSET_MODULES[name]}")
     cache = ToolSchemaCache.for_settings(ctx.settings, name) if cache_schemas else None
     with schema_cache(cache):
-        return module.build(ctx)
+        server = module.build(ctx)
+    from mcp_bridge.errors import StructuredErrors
+
+    for middleware in server.middleware:  # error details pass the configured secrets' scrubber
+        if isinstance(middleware, StructuredErrors):
+            middleware.scrub = ctx.scrubber()
+    return server

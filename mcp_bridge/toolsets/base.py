@@ -10,6 +10,7 @@ from typing import Any
 from fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
+from ade_platform import __version__
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 
@@ -48,6 +49,7 @@ class Toolset(FastMCP):
         super().__init__(
             name,
             instructions=instructions,
+            version=__version__,  # a toolset served alone (`ade mcp --server`) names ADE's version too
             # an exception we did not anticipate must not leak its message to the agent
             mask_error_details=True,
             middleware=[StructuredErrors()],

@@ -16,15 +16,16 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import anyio
 from fastmcp import Context, FastMCP
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, naming_for, open_bi_client
+from ade_platform.clients.bi import BiClient, BiError, bi_warehouse, look_rules, naming_for, open_bi_client
 from ade_platform.lib.bi import report
+from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn, look_body
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.lib.bi.shapes import DashboardInfo, ElementInfo, TableRef, TileOutcome
 from ade_platform.lib.bi.tables import count_rows_sql
@@ -35,6 +36,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
 
+LOOKER_MAX_ROWS = 5000  # the most rows Looker's API returns for one run (its query row limit)
 Tool = Annotated[Literal["looker", "metabase"], Field(description="Which BI tool.")]
 DashboardId = Annotated[
     str,
@@ -126,6 +128,12 @@ class LookAnswer(TypedDict):
     elapsed_ms: float
     limit: int
     truncated: bool
+    mode: Literal["rows", "shape"]
+    masked_columns: list[MaskedColumn]
+    tables: list[TableRef]
+    columns: NotRequired[list[ColumnShape]]  # shape mode
+    redacted: NotRequired[bool]  # shape mode: no value of any row is in the answer
+    note: NotRequired[str]
     provenance: dict[str, Any]
 
 
@@ -142,6 +150,7 @@ def build(ctx: BridgeContext) -> FastMCP:
     settings = ctx.settings
     bi = settings.bi
     clients: dict[str, BiClient] = {}
+    rules = look_rules(settings)
     lock = threading.Lock()
 
     def client(tool: str) -> BiClient:
@@ -311,17 +320,39 @@ def build(ctx: BridgeContext) -> FastMCP:
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     def bi_run_look(
         look_id: Annotated[int, Field(ge=1, description="The Looker Look ID.")],
-        limit: Annotated[int, Field(ge=1, le=5000, description="Maximum rows to return.")] = 1000,
+        limit: Annotated[
+            int,
+            Field(ge=1, le=5000, description="Maximum rows to return (at most bi.max_rows, default 100)."),
+        ] = 1000,
     ) -> LookAnswer:
         """Run a Looker Look (a saved query) and return its rows, values as Looker returns them (keys are
-        view.field names). Looker-only. look_error when its LookML or SQL is broken. Live and read-only."""
+        view.field names). Columns that look like personal data, and every column of a table the Snowflake
+        exclusions name, come back masked (masked_columns says which and why); truncated says when there were
+        more rows. Where configured (bi.run_look: shape), only columns, types, row count and null percentages
+        come back. Looker-only. look_error when its LookML or SQL is broken. Live and read-only."""
         check_configured("looker")
-        run, stamp = live(
-            "bi_run_look",
-            {"look_id": look_id, "limit": limit},
-            lambda: client("looker").run_look(look_id, limit),
-        )
-        return LookAnswer(**run, limit=limit, truncated=run["row_count"] >= limit, provenance=stamp)  # type: ignore[typeddict-item]
+        shape = bi.run_look == "shape"
+        # The shape holds no value, so it is computed over `limit` rows; rows are bounded by bi.max_rows too.
+        cap = limit if shape else min(limit, bi.max_rows)
+        asked = min(cap + 1, LOOKER_MAX_ROWS)  # one more row than shown tells a full result from a cut one
+
+        def run() -> dict[str, Any]:
+            # Masked here, inside the audited call: unmasked rows never leave this function.
+            found = client("looker").run_look(look_id, asked)
+            body = look_body(
+                found["rows"],
+                found["fields"],
+                found["pivots"],
+                rules=rules,
+                mode=bi.run_look,
+                cap=cap,
+                asked=asked,
+            )
+            return {"look_id": found["look_id"], "title": found["title"], "elapsed_ms": found["elapsed_ms"],
+                    "tables": found["tables"], **body}  # fmt: skip
+
+        answer, stamp = live("bi_run_look", {"look_id": look_id, "limit": limit}, run)
+        return LookAnswer(**answer, limit=cap, provenance=stamp)  # type: ignore[typeddict-item]
 
     return server
 

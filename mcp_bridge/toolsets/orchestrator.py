@@ -279,7 +279,7 @@ def build(ctx: BridgeContext) -> FastMCP:
 
         def run() -> str:
             text = client(backend).task_log(dag_id, run_id, task_id)
-            capped = cap_log(text, conf.secrets(), conf.max_log_chars)
+            capped = cap_log(text, ctx.scrubber(), conf.max_log_chars)
             return capped  # type: ignore[return-value]
 
         capped, stamp = live_read(
@@ -319,7 +319,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Every line matching each pattern: line number, matched text, line, capture groups.
 
         Patterns with no match are left out; a pattern that is not a valid regex comes back as
-        {"error": "invalid_regex"}, one that runs past the time limit as {"error": "pattern_timeout"}.
+        {"error": "invalid_regex"}, one that runs past the time limit as {"error": "pattern_timeout"},
+        one whose compiled program would be too large as {"error": "pattern_too_complex"}. Long texts
+        and groups are cut; a pattern with more matches than listed says truncated: true.
         With no patterns, the built-in signatures run and `matched_signatures` names those found, most
         specific first.
         """

@@ -187,6 +187,7 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
                 lambda: proxy.run_ddl(ddl),
                 arguments={"ddl": ddl, "connection": name},
                 cause=cause,
+                dialect="snowflake",
             )
             return {
                 "success": True,

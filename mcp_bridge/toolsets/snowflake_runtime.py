@@ -129,7 +129,9 @@ class SnowflakeRuntime:
         """Run a read-only tool as an audited live run (Dagster's fast path: in this thread, the run record
         follows in the background; refusals are recorded as failed runs). Literals are redacted in tags."""
         name = self.connection(connection)
-        result = self.ctx.live().run(tool, fn, arguments={**arguments, "connection": name}, effects="none")
+        result = self.ctx.live().run(
+            tool, fn, arguments={**arguments, "connection": name}, effects="none", dialect="snowflake"
+        )
         environment = self.settings().environment
         return {
             **result.value,

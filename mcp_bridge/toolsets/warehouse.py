@@ -110,7 +110,8 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Run fn as an audited Dagster op; its WarehouseError becomes the structured error."""
         try:
             # Every warehouse live tool is read-only (the SQL guard refused anything else before this point).
-            result = ctx.live().run(tool, fn, arguments=arguments, effects="none")
+            dialect = getattr(settings.warehouses.get(arguments.get("warehouse", "")), "type", None)
+            result = ctx.live().run(tool, fn, arguments=arguments, effects="none", dialect=dialect)
         except WarehouseError as exc:
             raise ToolFailure(exc.code, exc.detail) from None
         return {**result.value, "provenance": result.stamp()}

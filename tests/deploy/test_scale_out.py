@@ -27,7 +27,7 @@ from tests.deploy.conftest import S3_ENV, _creds
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "docs" / "deploy" / "ade.yaml"
-TOKEN = "replica-test-token"
+TOKEN = "replica-test-token-" + "0123456789abcdef"  # mcp.http.token needs 32+ characters
 CALLS = [
     ("dbt_get_lineage", {"node_id": "model.dbt_demo.customers", "direction": "upstream"}),
     ("dbt_get_failed_models", {}),

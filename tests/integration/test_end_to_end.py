@@ -22,6 +22,7 @@ from tests.conftest import REPO_ROOT
 pytestmark = pytest.mark.integration
 ADE = str(Path(sys.executable).parent / "ade")
 ORDERS = "model.dbt_demo.orders"
+TOKEN = "test-token-123-" + "0123456789abcdefgh"  # mcp.http.token needs 32+ characters
 
 
 def _env(settings: Settings) -> dict[str, str]:
@@ -138,7 +139,7 @@ def test_lineage_over_http_and_token_off_loopback(demo_settings: Settings) -> No
 
 def test_http_with_token_rejects_missing_bearer(demo_settings: Settings) -> None:
     port = _free_port()
-    env = {**_env(demo_settings), "ADE_MCP_TOKEN": "test-token-123"}
+    env = {**_env(demo_settings), "ADE_MCP_TOKEN": TOKEN}
     proc = subprocess.Popen(
         [ADE, "mcp", "--transport", "http", "--port", str(port)],
         env=env,
@@ -152,7 +153,7 @@ def test_http_with_token_rejects_missing_bearer(demo_settings: Settings) -> None
         assert unauthenticated.status_code == 401
 
         async def go() -> tuple[list[str], dict]:
-            async with Client(url, auth="test-token-123") as client:
+            async with Client(url, auth=TOKEN) as client:
                 return await _ask(client)
 
         tools, body = asyncio.run(go())

@@ -195,6 +195,98 @@ def test_run_look_returns_looker_rows(bi: tuple[Settings, Any, BridgeContext]) -
     assert not ok5 and too_many["error"] == "invalid_argument"
 
 
+def _with_bi(settings: Settings, **changes: Any) -> Settings:
+    return settings.model_copy(update={"bi": settings.bi.model_copy(update=changes)})
+
+
+def _customers(settings: Settings) -> list[tuple]:
+    """Every customer's name and e-mail address, straight from the demo warehouse."""
+    from ade_platform.emulators._warehouse import run_sql
+
+    _, rows = run_sql(settings.warehouses["demo"].path, "select full_name, email from main.customers")
+    assert rows and all(name and email for name, email in rows)
+    return rows
+
+
+def test_run_look_masks_personal_columns(bi: tuple[Settings, Any, BridgeContext]) -> None:
+    """Look 4 lists customers: full_name (a PII name) and `contact` (a harmless name over the email column)."""
+    ok, body = call_tool(bi[1], "bi_run_look", {"look_id": 4})
+    assert ok, body
+    assert body["title"] == "Customer Contact List" and body["mode"] == "rows" and body["row_count"] > 0
+    assert body["masked_columns"] == [
+        {"column": "customers.full_name", "reason": "pii:name"},
+        {"column": "customers.contact", "reason": "pii:email"},
+    ]
+    for row in body["rows"]:
+        assert row["customers.full_name"] == row["customers.contact"] == "<masked>"
+        assert isinstance(row["customers.customer_id"], int) and row["customers.lifetime_value"] is not None
+    text = json.dumps(body)
+    leaked = [value for pair in _customers(bi[0]) for value in pair if value in text]
+    assert leaked == []
+    assert [t["relation"] for t in body["tables"]] == ["demo.main.customers"]
+
+
+def test_run_look_rows_are_capped_by_bi_max_rows(
+    bi: tuple[Settings, Any, BridgeContext], tmp_path: Path
+) -> None:
+    ok, default = call_tool(bi[1], "bi_run_look", {"look_id": 4, "limit": 5000})
+    assert ok and default["limit"] == 100 and default["row_count"] == len(default["rows"]) <= 100
+    assert default["truncated"] == (len(_customers(bi[0])) > 100)
+    server, _ = server_for(_with_bi(bi[0], max_rows=3), tmp_path / "dagster")
+    (ok, capped), (ok2, fewer) = call_tools(
+        server, [("bi_run_look", {"look_id": 4}), ("bi_run_look", {"look_id": 4, "limit": 2})]
+    )
+    assert ok and ok2, (capped, fewer)
+    assert capped["row_count"] == len(capped["rows"]) == 3 and capped["truncated"] and capped["limit"] == 3
+    assert fewer["row_count"] == 2 and fewer["limit"] == 2
+
+
+def test_run_look_shape_returns_no_value(bi: tuple[Settings, Any, BridgeContext], tmp_path: Path) -> None:
+    server, _ = server_for(_with_bi(bi[0], run_look="shape"), tmp_path / "dagster")
+    (ok, contacts), (ok2, statuses) = call_tools(
+        server, [("bi_run_look", {"look_id": 4}), ("bi_run_look", {"look_id": 1})]
+    )
+    assert ok and ok2, (contacts, statuses)
+    assert contacts["mode"] == "shape" and contacts["rows"] == [] and contacts["redacted"]
+    assert contacts["row_count"] == len(_customers(bi[0])) and not contacts["truncated"]
+    columns = {c["name"]: c for c in contacts["columns"]}
+    assert list(columns) == [
+        "customers.customer_id", "customers.full_name", "customers.contact", "customers.lifetime_value",
+    ]  # fmt: skip
+    assert columns["customers.customer_id"]["type"] == "number"
+    assert columns["customers.customer_id"]["null_percentage"] == 0.0
+    assert columns["customers.contact"]["null_percentage"] is None  # masked: nothing from its values
+    from ade_platform.emulators._warehouse import run_sql
+
+    _, status_rows = run_sql(bi[0].warehouses["demo"].path, "select distinct status from main.orders")
+    values = [v for pair in _customers(bi[0]) for v in pair] + [s for (s,) in status_rows]
+    text = json.dumps([contacts, statuses])
+    assert [v for v in values if v in text] == []
+    assert statuses["rows"] == [] and statuses["row_count"] == len(status_rows)
+
+
+def test_run_look_over_an_excluded_table_masks_every_column(
+    bi: tuple[Settings, Any, BridgeContext], tmp_path: Path
+) -> None:
+    from ade_platform.config import SnowflakeExclusionSettings, SnowflakeSettings
+
+    excluded = SnowflakeSettings(exclusions=SnowflakeExclusionSettings(patterns=["*.MAIN.ORDERS"]))
+    settings = bi[0].model_copy(update={"snowflake": excluded})
+    server, _ = server_for(settings, tmp_path / "dagster")
+    (ok, orders), (ok2, payments) = call_tools(
+        server, [("bi_run_look", {"look_id": 1}), ("bi_run_look", {"look_id": 2})]
+    )
+    assert ok and ok2, (orders, payments)
+    reason = "excluded_table:demo.main.orders"
+    assert orders["masked_columns"] == [
+        {"column": "orders.status", "reason": reason},
+        {"column": "orders.count", "reason": reason},
+    ]
+    assert orders["row_count"] > 0
+    assert all(v == "<masked>" for row in orders["rows"] for v in row.values())
+    assert payments["masked_columns"] == [] and payments["rows"][0]["payments_daily.total_amount"] > 0
+
+
 def test_unknown_dashboards_and_bad_arguments_are_structured_errors(
     bi: tuple[Settings, Any, BridgeContext],
 ) -> None:

@@ -135,3 +135,22 @@ def test_portable_tool_names_have_no_dots(tmp_path: Path) -> None:
     assert any("." in name for name in spec_names), "the snowfakery spec names its tools with dots"
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in portable), sorted(portable)
     assert len(portable) == len(spec_names)
+
+
+@pytest.mark.parametrize("only", [None, "warehouse"])
+def test_server_info_names_ade_and_its_version(tmp_path: Path, only: str | None) -> None:
+    import asyncio
+
+    from fastmcp import Client
+
+    from ade_platform import __version__
+
+    async def server_info() -> tuple[str, str]:
+        async with Client(build_server(_settings(tmp_path), only=only)) as client:
+            info = client.server_info
+            assert info is not None
+            return info.name, info.version
+
+    name, version = asyncio.run(server_info())
+    assert version == __version__
+    assert name == ("ade-platform" if only is None else only)

@@ -126,3 +126,113 @@ def test_bi_config_off_without_url_and_clear_when_incomplete(tmp_path) -> None:
     assert settings.bi.tools == ["metabase"] and "mb-key-123" not in repr(settings.bi)
     with pytest.raises(ConfigError, match=r"bi\.looker\.client_id.*must not be empty"):
         load_settings(config, env={"MB_KEY": "mb-key-123", "LOOKER_URL": "https://acme.looker.com"})
+
+
+# --- bi_run_look's rows (issue 23 §6): masked columns, the row cap, the shape ---------------------------------
+ORDERS = "demo.main.orders"
+
+
+def look_field(name: str, sql: str | None = None, relation: str | None = ORDERS, type_: str = "string"):
+    from ade_platform.lib.bi.look_rows import LookField
+
+    return LookField(name=name, type=type_, sql=sql, relation=relation)
+
+
+def rules_for(tmp_path, text: str = ""):
+    from ade_platform.clients.bi import look_rules
+
+    config = tmp_path / "ade.yaml"
+    config.write_text(text or "{}\n")
+    return look_rules(load_settings(config, env={}))
+
+
+def test_personal_columns_are_found_by_name_by_column_and_by_field_reference(tmp_path) -> None:
+    from ade_platform.lib.bi.look_rows import protected_columns
+
+    fields = [
+        look_field("orders.status", "${TABLE}.status"),
+        look_field("orders.full_name", "${TABLE}.full_name"),  # its own name
+        look_field("orders.contact", '${TABLE}."email_address"'),  # the column it reads
+        look_field("orders.reach", "LOWER(${customers.phone})"),  # another field it reads
+        look_field("orders.count", "COUNT(*)", type_="count"),
+    ]
+    protected = protected_columns(fields, rules_for(tmp_path))
+    assert protected == {
+        "orders.full_name": "pii:name",
+        "orders.contact": "pii:email",
+        "orders.reach": "pii:phone",
+    }
+    # The pii settings take part: an ignored name is not masked, a configured pattern is.
+    text = "pii:\n  ignore: ['^full_name$']\n  patterns: [{name: order_state, regex: '^status$', risk_level: low}]\n"
+    assert set(protected_columns(fields, rules_for(tmp_path, text))) == {
+        "orders.status",
+        "orders.contact",
+        "orders.reach",
+    }
+
+
+def test_an_excluded_or_unknown_table_masks_every_column(tmp_path) -> None:
+    from ade_platform.lib.bi.look_rows import protected_columns
+
+    fields = [look_field("orders.status"), look_field("orders.count", "COUNT(*)", type_="count")]
+    excluding = rules_for(tmp_path, "snowflake:\n  exclusions:\n    patterns: ['*.MAIN.ORDERS']\n")
+    assert protected_columns(fields, excluding) == {
+        "orders.status": f"excluded_table:{ORDERS}",
+        "orders.count": f"excluded_table:{ORDERS}",
+    }
+    # The spec's default exclusions apply without a snowflake section (as `ade guard` does).
+    prod = [look_field("orders.status", relation="demo.main.prod_orders")]
+    assert protected_columns(prod, rules_for(tmp_path)) == {
+        "orders.status": "excluded_table:demo.main.prod_orders"
+    }
+    # A joined view's or a derived table's field may read an excluded table: masked while exclusions exist.
+    joined = [look_field("customers.segment", relation=None)]
+    assert protected_columns(joined, rules_for(tmp_path)) == {"customers.segment": "unverified_table"}
+    none = rules_for(tmp_path, "snowflake:\n  exclusions:\n    regexes: []\n")
+    assert protected_columns(joined, none) == {}
+
+
+def test_rows_are_masked_capped_and_undeclared_keys_hidden() -> None:
+    from ade_platform.lib.bi.look_rows import MASK, LookRules, look_body
+    from ade_platform.lib.guard.policy import GuardPolicy
+
+    fields = [look_field("c.id", "${TABLE}.id", type_="number"), look_field("c.email", "${TABLE}.email")]
+    rows = [{"c.id": i, "c.email": f"user{i}@example.com", "calc": f"user{i}@example.com"} for i in range(5)]
+    rules = LookRules(GuardPolicy())
+    body = look_body(rows, fields, [], rules=rules, mode="rows", cap=3, asked=4)
+    assert body["row_count"] == 3 and body["truncated"] and body["mode"] == "rows"
+    assert [r["c.id"] for r in body["rows"]] == [0, 1, 2]
+    assert all(r["c.email"] == MASK and r["calc"] == MASK for r in body["rows"])
+    assert body["masked_columns"] == [
+        {"column": "c.email", "reason": "pii:email"},
+        {"column": "calc", "reason": "undeclared_field"},  # a table calculation: cannot be checked
+    ]
+    whole = look_body(rows, fields, [], rules=rules, mode="rows", cap=5, asked=6)
+    assert whole["row_count"] == 5 and not whole["truncated"]
+    # The API's ceiling stopped the extra row: a result of exactly cap rows may have been cut.
+    assert look_body(rows, fields, [], rules=rules, mode="rows", cap=5, asked=5)["truncated"]
+    # A value pivoted on a masked field is keyed by that field's values: masked too.
+    pivoted = [{"c.id": 1, "c.count": {"c.email": {"a@example.com": 1}}}]
+    counted = [*fields, look_field("c.count", "COUNT(*)", type_="count")]
+    masked = look_body(pivoted, counted, ["c.email"], rules=rules, mode="rows", cap=5, asked=6)
+    assert masked["rows"] == [{"c.id": 1, "c.count": MASK}]
+
+
+def test_shape_mode_keeps_no_value() -> None:
+    from ade_platform.lib.bi.look_rows import LookRules, look_body
+    from ade_platform.lib.guard.policy import GuardPolicy
+
+    fields = [look_field("c.id", type_="number"), look_field("c.email"), look_field("c.city")]
+    rows = [
+        {"c.id": 7001, "c.email": "someone@example.com", "c.city": None},
+        {"c.id": 7002, "c.email": None, "c.city": "Tromsø"},
+    ]
+    body = look_body(rows, fields, [], rules=LookRules(GuardPolicy()), mode="shape", cap=10, asked=11)
+    assert body["rows"] == [] and body["row_count"] == 2 and body["redacted"] and body["mode"] == "shape"
+    assert body["columns"] == [
+        {"name": "c.id", "type": "number", "null_percentage": 0.0},
+        {"name": "c.email", "type": "string", "null_percentage": None},  # masked: nothing from its values
+        {"name": "c.city", "type": "string", "null_percentage": 50.0},
+    ]
+    text = repr(body)
+    assert not any(v in text for v in ("7001", "7002", "someone@example.com", "Tromsø"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ade_platform.config import ConfigError, load_settings
-from mcp_bridge.server import http_auth, is_loopback
+from mcp_bridge.http_security import http_auth, is_loopback
 from tests.conftest import REPO_ROOT
 
 
@@ -81,5 +81,32 @@ def test_http_requires_a_token_off_loopback(tmp_path: Path) -> None:
     assert http_auth(settings, "127.0.0.1") is None
     with pytest.raises(ConfigError, match="bearer token is required"):
         http_auth(settings, "0.0.0.0")
-    with_token = load_settings(write(tmp_path, "mcp:\n  http:\n    token: ${TOKEN}\n"), env={"TOKEN": "t0k"})
+    token = "t0k" * 11
+    with_token = load_settings(write(tmp_path, "mcp:\n  http:\n    token: ${TOKEN}\n"), env={"TOKEN": token})
     assert http_auth(with_token, "0.0.0.0") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("mcp:\n  http:\n    token: short-token-of-31-characters-xx\n", "at least 32 characters"),
+        ("mcp:\n  http:\n    allowed_hosts: ['http://mcp.example.com']\n", "not host names"),
+        ("mcp:\n  http:\n    allowed_hosts: ['mcp.example.com/path']\n", "not host names"),
+        ("mcp:\n  http:\n    allowed_origins: ['mcp.example.com']\n", "not origins"),
+        ("mcp:\n  http:\n    allowed_origins: ['https://app.example.com/page']\n", "not origins"),
+    ],
+)
+def test_http_token_length_and_allow_lists_are_validated(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as refused:
+        load_settings(write(tmp_path, text), env={})
+    assert "short-token-of" not in str(refused.value)  # the refused token is not echoed
+
+
+def test_http_allow_lists_accept_names_ports_and_origins(tmp_path: Path) -> None:
+    text = (
+        "mcp:\n  http:\n    allowed_hosts: [mcp.example.com, 'gw.internal:8443', '[::1]:9000']\n"
+        "    allowed_origins: ['https://app.example.com', 'http://localhost:6274']\n"
+    )
+    http = load_settings(write(tmp_path, text), env={}).mcp.http
+    assert http.allowed_hosts == ["mcp.example.com", "gw.internal:8443", "[::1]:9000"]
+    assert http.allowed_origins == ["https://app.example.com", "http://localhost:6274"]

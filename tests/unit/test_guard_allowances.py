@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -183,8 +184,12 @@ def test_classification_does_not_log_parser_warnings(caplog: pytest.LogCaptureFi
 
 
 def test_corpus_files_hold_no_machine_paths() -> None:
-    # This machine's own folders (the checkout's parent, the home directory), whatever they are called.
-    machine = {str(Path(CORPORA).resolve().parents[1].parent), str(Path.home())}
+    # This machine's own folders (the checkout itself, the home directory), whatever they are called, and the
+    # usual shapes of a user's folder. Not the checkout's parent: a clone under /tmp would take every legitimate
+    # `/tmp/` of a Snowflake statement (a stage path) for a machine path.
+    machine = {str(REPO_ROOT.resolve()), str(Path.home())} - {"/"}
+    user_folder = re.compile(r"(?<![\w.])/(?:home|Users)/[A-Za-z][\w.-]*/|(?<![\w.])/root/")
     for path in (CORPORA / "honest.sql", CORPORA / "adversarial.jsonl"):
         text = Path(path).read_text()
         assert not [folder for folder in machine if folder + "/" in text]
+        assert not user_folder.findall(text)

@@ -44,3 +44,71 @@ def test_arguments_redact_secrets_and_sql_and_recurse() -> None:
         "api_token": "***",
         "nested": {"password": "***", "n": 1},
     }
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "expected"),
+    [
+        ('SELECT * FROM t WHERE ssn = "123-45-6789"', "bigquery", "SELECT * FROM t WHERE ssn = ?"),
+        ("SELECT * FROM t WHERE n = 'it\\'s a secret'", "bigquery", "SELECT * FROM t WHERE n = ?"),
+        ('SELECT r"raw secret", """tri secret""" FROM t', "bigquery", "SELECT ?, ? FROM t"),
+        ("SELECT * FROM t WHERE n = 'a\\'b secret'", "snowflake", "SELECT * FROM t WHERE n = ?"),
+        ("SELECT $$dollar secret$$ FROM t", "snowflake", "SELECT ? FROM t"),
+        ('SELECT "Secret Col" FROM t WHERE a = 1', "snowflake", 'SELECT "Secret Col" FROM t WHERE a = ?'),
+        ("SELECT e'x\\'y secret', $$q secret$$", "duckdb", "SELECT ?, ?"),
+    ],
+)
+def test_literals_are_stripped_by_the_warehouses_own_quoting_rules(
+    sql: str, dialect: str, expected: str
+) -> None:
+    assert strip_sql_literals(sql, dialect) == expected
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialects"),
+    [
+        ("select 'x', 'unterminated secret", [None, "snowflake", "bigquery", "duckdb"]),
+        ("select $$dollar secret", [None, "snowflake", "duckdb"]),
+        ("select a from t where b = $$x y secret$$ and c = 1", [None, "snowflake", "duckdb"]),
+        ('select "unterminated secret', ["bigquery"]),
+    ],
+)
+def test_unterminated_strings_lose_their_values(sql: str, dialects: list[str | None]) -> None:
+    for dialect in dialects:
+        assert "secret" not in strip_sql_literals(sql, dialect), dialect
+
+
+def test_the_lexical_fallback_strips_every_quoting_form() -> None:
+    from ade_platform.lib.redact import _lexical
+
+    sql = "select 'a\\'b secret' , \"c\\\"d secret\" , $$e secret$$, 'x' || 'y"
+    assert "secret" not in _lexical(sql, "bigquery")
+    assert "secret" not in _lexical(sql.replace('"c\\"d secret" ,', ""), "snowflake")
+
+
+def test_every_value_at_any_depth_is_redacted() -> None:
+    from ade_platform.lib.secrets import SecretScrubber
+
+    scrub = SecretScrubber(["hunter2-configured"])
+    deep: object = "hunter2-configured"
+    for _ in range(60):
+        deep = [deep]
+    redacted = redact_arguments(
+        {
+            "steps_override": ["dbt run --vars '{db_password: pw1}'", "dbt test --password pw2"],
+            "conf": {
+                "reason": "retry with hunter2-configured",
+                "nested": [{"tokens": "pw3"}, ["pw4 hunter2-configured"]],
+            },
+            "cause": "see postgres://etl:pw5@db/x",
+            "deep": deep,
+            "sql": "select 'pw6'",
+            "hunter2-configured": 1,
+        },
+        scrub=scrub,
+    )
+    text = str(redacted)
+    for leaked in ("pw1", "pw2", "pw3", "hunter2-configured", "pw5", "pw6"):
+        assert leaked not in text, leaked
+    assert redacted["conf"]["reason"] == "retry with ***" and redacted["sql"] == "select ?"
+    assert redacted["steps_override"][1] == "dbt test --password ***"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from ade_platform.clients.bi.base import BiClient, BiError, LookRun
 from ade_platform.config import Settings
+from ade_platform.lib.bi.look_rows import LookRules
 from ade_platform.lib.bi.tables import Naming
 
-__all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "naming_for", "open_bi_client"]
+__all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "look_rules", "naming_for", "open_bi_client"]
 
 
 def bi_warehouse(settings: Settings) -> str | None:
@@ -31,6 +32,20 @@ def naming_for(settings: Settings) -> Naming:
     if wh.type == "snowflake":
         return Naming("snowflake", wh.database.upper() if wh.database else None, None)
     return Naming("bigquery", wh.project, None)
+
+
+def look_rules(settings: Settings) -> LookRules:
+    """What bi_run_look masks: the Snowflake exclusions (their defaults when no snowflake section is configured,
+    as `ade guard` does) and the PII patterns with the `pii` settings."""
+    from ade_platform.config import SnowflakeExclusionSettings
+    from ade_platform.lib.guard.policy import GuardPolicy
+    from ade_platform.lib.warehouse.pii import patterns_from
+
+    exclusions = settings.snowflake.exclusions if settings.snowflake else SnowflakeExclusionSettings()
+    policy = GuardPolicy(
+        exclusion_patterns=tuple(exclusions.patterns), exclusion_regexes=tuple(exclusions.regexes)
+    )
+    return LookRules(policy, patterns_from(settings.pii.patterns, settings.pii.ignore))
 
 
 def open_bi_client(tool: str, settings: Settings) -> BiClient:

@@ -8,7 +8,8 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.look_rows import LookField
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming
 
 RETRIES = 3
@@ -31,6 +32,11 @@ class LookRun(TypedDict):
     row_count: int
     rows: list[dict[str, Any]]
     elapsed_ms: float
+    # What the rows are, for masking them (lib/bi/look_rows.py): the query's fields, the tables it reads, and
+    # the fields it pivots on.
+    fields: list[LookField]
+    tables: list[TableRef]
+    pivots: list[str]
 
 
 def backoff_seconds(attempt: int, retry_after: str | None) -> float:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from typing import Any
@@ -27,12 +26,13 @@ from ade_platform.clients.bi.base import (
     backoff_seconds,
     safe_error,
 )
+from ade_platform.clients.urls import redirect_refused, segment
 from ade_platform.config import LookerSettings
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
-_TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
 _SEARCH_PAGE = 100
 
 
@@ -91,6 +91,8 @@ def _sdk_classes() -> Any:
                         data=body,
                         headers=headers,
                         timeout=timeout,
+                        # a 307 would re-send the body (the login's client secret) to wherever it points
+                        allow_redirects=False,
                     )
                 except requests.Timeout:
                     raise BiError(
@@ -106,6 +108,8 @@ def _sdk_classes() -> Any:
                 if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
                     time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
                     continue
+                if resp.is_redirect:
+                    raise BiError("upstream_error", redirect_refused("Looker", resp))
                 break
             ret = transport.Response(
                 resp.ok, resp.content, transport.response_mode(resp.headers.get("content-type"))
@@ -218,7 +222,7 @@ class LookerClient(BiClient):
 
     def dashboard(self, dashboard_id: str) -> DashboardInfo:
         d = self._call(
-            lambda: self._sdk.dashboard(dashboard_id),
+            lambda: self._sdk.dashboard(segment(dashboard_id)),  # the SDK leaves an encoded value as it is
             not_found=("dashboard_not_found", f"Looker has no dashboard {dashboard_id!r}"),
         )
         elements = [self._element(e) for e in d.dashboard_elements or []]
@@ -231,7 +235,9 @@ class LookerClient(BiClient):
                 return self._explores[key]
         try:
             e = self._call(
-                lambda: self._sdk.lookml_model_explore(model, explore, fields="name,sql_table_name,fields"),
+                lambda: self._sdk.lookml_model_explore(
+                    segment(model), segment(explore), fields="name,sql_table_name,fields"
+                ),
                 not_found=("upstream_error", "missing"),
             )
             fields = e.fields
@@ -239,6 +245,7 @@ class LookerClient(BiClient):
                 "sql_table_name": e.sql_table_name,
                 "dimensions": {f.name: f.sql for f in (fields.dimensions or [])},
                 "measures": {f.name: f.sql for f in (fields.measures or [])},
+                "types": {f.name: f.type for f in [*(fields.dimensions or []), *(fields.measures or [])]},
                 "error": None,
             }
         except BiError as exc:
@@ -248,6 +255,7 @@ class LookerClient(BiClient):
                 "sql_table_name": None,
                 "dimensions": {},
                 "measures": {},
+                "types": {},
                 "error": f"explore '{explore}' not found in model '{model}'",
             }
         with self._lock:
@@ -262,7 +270,7 @@ class LookerClient(BiClient):
         )
         query_id = e.query_id or (query.id if query else None)
         if query is None and query_id:
-            query = self._call(lambda: self._sdk.query(query_id))
+            query = self._call(lambda: self._sdk.query(segment(query_id)))
         info = ElementInfo(
             id=str(e.id),
             title=e.title or e.title_text,
@@ -290,7 +298,7 @@ class LookerClient(BiClient):
         info["measures"] = [f for f in fields if f in explore["measures"]]
         used = [f for f in fields + list((query.filters or {}).keys())]
         sqls = [explore["dimensions"].get(f) or explore["measures"].get(f) or "" for f in used]
-        info["columns"] = sorted({c for sql in sqls for c in _TABLE_COLUMN.findall(sql)})
+        info["columns"] = sorted({c for sql in sqls for c in TABLE_COLUMN.findall(sql)})
         if explore["sql_table_name"]:
             ref = table_from_name(explore["sql_table_name"], self.naming, "explore_sql_table_name")
             info["tables"] = [ref] if ref else []
@@ -319,11 +327,13 @@ class LookerClient(BiClient):
         try:
             if element["look_id"]:
                 raw = self._call(
-                    lambda: self._sdk.run_look(element["look_id"], "json", transport_options=options)
+                    lambda: self._sdk.run_look(segment(element["look_id"]), "json", transport_options=options)
                 )
             else:
                 raw = self._call(
-                    lambda: self._sdk.run_query(element["query_id"], "json", transport_options=options)
+                    lambda: self._sdk.run_query(
+                        segment(element["query_id"]), "json", transport_options=options
+                    )
                 )
         except BiError as exc:
             if exc.code == "auth_failed":
@@ -333,9 +343,12 @@ class LookerClient(BiClient):
 
     def run_look(self, look_id: int, limit: int) -> LookRun:
         missing = ("look_not_found", f"Looker has no look {look_id}")
-        look = self._call(lambda: self._sdk.look(str(look_id), fields="id,title"), not_found=missing)
+        look = self._call(
+            lambda: self._sdk.look(segment(look_id), fields="id,title,query"), not_found=missing
+        )
+        fields, tables, pivots = self._look_query(look.query)
         started = time.perf_counter()
-        raw = self._call(lambda: self._sdk.run_look(str(look_id), "json", limit=limit), not_found=missing)
+        raw = self._call(lambda: self._sdk.run_look(segment(look_id), "json", limit=limit), not_found=missing)
         try:
             rows = self._rows(raw)
         except TileError as exc:
@@ -346,7 +359,30 @@ class LookerClient(BiClient):
             row_count=len(rows),
             rows=rows,
             elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            fields=fields,
+            tables=tables,
+            pivots=pivots,
         )
+
+    def _look_query(self, query: Any) -> tuple[list[LookField], list[TableRef], list[str]]:
+        """The Look's fields (LookML type and SQL, and the table of those of the explore's base view), the
+        table its explore reads, its pivots. A joined view's table is not resolved: its fields say None."""
+        if query is None:
+            return [], [], []
+        explore = self._explore(query.model, query.view)
+        sqls = {**explore["dimensions"], **explore["measures"]}
+        name = explore["sql_table_name"]
+        ref = table_from_name(name, self.naming, "explore_sql_table_name") if name else None
+        fields = [
+            LookField(
+                name=f,
+                type=explore["types"].get(f),
+                sql=sqls.get(f),
+                relation=ref["relation"] if ref and f.partition(".")[0] == query.view else None,
+            )
+            for f in query.fields or []
+        ]
+        return fields, [ref] if ref else [], list(query.pivots or [])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # a failed logout only leaves a token to expire

@@ -21,6 +21,7 @@ from ade_platform.clients.bi.base import (
     backoff_seconds,
     safe_error,
 )
+from ade_platform.clients.urls import redirect_refused, segment
 from ade_platform.config import MetabaseSettings
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
 from ade_platform.lib.bi.tables import Naming, table_from_name, tables_in_sql
@@ -82,6 +83,8 @@ class MetabaseClient(BiClient):
             if resp.status_code in RETRY_STATUSES and attempt < RETRIES:
                 time.sleep(backoff_seconds(attempt, resp.headers.get("Retry-After")))
                 continue
+            if resp.is_redirect:  # not followed (httpx's default): X-API-KEY would go along
+                raise BiError("upstream_error", redirect_refused("Metabase", resp))
             if resp.status_code == 401 and auth and self._cfg.api_key is None and attempt == 0:
                 self._auth_headers(renew=True)  # the session expired: log in again, once
                 continue
@@ -129,7 +132,7 @@ class MetabaseClient(BiClient):
         missing = ("dashboard_not_found", f"Metabase has no dashboard {dashboard_id!r}")
         if not dashboard_id.isdigit():
             raise BiError(*missing)
-        d = self._get(f"/api/dashboard/{dashboard_id}", not_found=missing)
+        d = self._get(f"/api/dashboard/{segment(dashboard_id)}", not_found=missing)
         dashcards = d.get("dashcards") or d.get("ordered_cards") or []  # ordered_cards before v0.47
         return DashboardInfo(**self._summary(d), elements=[self._element(c) for c in dashcards])
 
@@ -138,7 +141,7 @@ class MetabaseClient(BiClient):
             if table_id in self._tables:
                 return self._tables[table_id]
         try:
-            table = self._get(f"/api/table/{table_id}", not_found=("upstream_error", "missing"))
+            table = self._get(f"/api/table/{segment(table_id)}", not_found=("upstream_error", "missing"))
         except BiError as exc:
             if exc.detail != "missing":
                 raise
@@ -188,7 +191,7 @@ class MetabaseClient(BiClient):
     # --- running ---------------------------------------------------------------------------------------
 
     def run_element(self, element: ElementInfo, timeout: float) -> int:
-        path = f"/api/card/{element['question_id']}/query"
+        path = f"/api/card/{segment(element['question_id'])}/query"
         try:
             body = self._json(
                 self._send("POST", path, timeout=timeout), ("upstream_error", "the question no longer exists")

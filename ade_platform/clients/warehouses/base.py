@@ -231,9 +231,11 @@ def history_row(
     bytes_scanned: Any,
     rows_produced: Any,
     status: Any,
+    dialect: str | None = None,
 ) -> dict[str, Any]:
-    """One entry of warehouse_get_query_history, literals stripped from the text (values stay private)."""
-    redacted = strip_sql_literals(text) if text else ""
+    """One entry of warehouse_get_query_history, literals stripped from the text (values stay private) by the
+    quoting rules of the warehouse's dialect."""
+    redacted = strip_sql_literals(text, dialect) if text else ""
     return {
         "query_id": str(query_id) if query_id is not None else None,
         "query_text_truncated": redacted[:HISTORY_TEXT_CHARS],

@@ -216,6 +216,7 @@ class BigQueryClient(WarehouseClient):
                     query_id=row.get("job_id"), text=row.get("query"), user=row.get("user_email"),
                     start=row.get("start_time"), end=row.get("end_time"), duration_ms=row.get("duration_ms"),
                     bytes_scanned=row.get("total_bytes_processed"), rows_produced=None, status=status,
+                    dialect="bigquery",
                 )
             )  # fmt: skip
         return entries

@@ -186,7 +186,7 @@ class SnowflakeClient(WarehouseClient):
         return [
             history_row(
                 query_id=qid, text=text, user=user, start=start, end=end, duration_ms=elapsed,
-                bytes_scanned=scanned, rows_produced=produced, status=status,
+                bytes_scanned=scanned, rows_produced=produced, status=status, dialect="snowflake",
             )
             for qid, text, user, start, end, elapsed, scanned, produced, status in rows
         ]  # fmt: skip

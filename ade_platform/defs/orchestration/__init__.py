@@ -22,8 +22,9 @@ from ade_platform.clients.orchestrator import (
 )
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
-from ade_platform.lib.orchestrator.logs import scrub_secrets
+from ade_platform.lib.orchestrator.logs import cap_log
 from ade_platform.lib.orchestrator.patterns import failure_signature
+from ade_platform.lib.secrets import configured_secrets
 from ade_platform.store import SnapshotNotFound
 
 GROUP = "orchestration"
@@ -55,7 +56,7 @@ def _runs_asset(settings: Settings, backend: str) -> dg.AssetsDefinition:
             tracked_dags(settings, backend),
             since,
             previous=previous,
-            secrets=settings.orchestrators.secrets(),
+            secrets=configured_secrets(settings),
         )
         provenance = store.writer().publish(
             asset_name(backend), data, run_id=context.run.run_id, source={"backend": backend}
@@ -94,6 +95,7 @@ def _failure_sensor(settings: Settings, backend: str) -> dg.SensorDefinition:
         tracked = tracked_dags(settings, backend)
         dags = tracked if tracked is not None else [d["dag_id"] for d in client.list_dags()]
         since = datetime.now(UTC) - timedelta(days=1)
+        secrets = configured_secrets(settings)
         events, new = [], []
         for dag_id in dags:
             for run in client.list_runs(dag_id, since=since, limit=20):
@@ -103,7 +105,7 @@ def _failure_sensor(settings: Settings, backend: str) -> dg.SensorDefinition:
                     t["task_id"] for t in client.list_tasks(dag_id, run["run_id"]) if t["status"] == "failed"
                 ]
                 log = client.task_log(dag_id, run["run_id"], failed[0]) if failed else ""
-                signature = failure_signature(scrub_secrets(log, settings.orchestrators.secrets())[-200_000:])
+                signature = failure_signature(cap_log(log, secrets, 200_000).text)
                 new.append(f"{dag_id}:{run['run_id']}")
                 events.append(
                     dg.AssetObservation(

@@ -26,6 +26,7 @@ from ade_platform.emulators.dbt_cloud.account import (
     Account,
     command_error,
 )
+from ade_platform.lib.http_guard import HostPolicy, local_policy, refusal_body
 
 MAX_LIMIT = 100
 _ROUTE = re.compile(r"^/api/v2/accounts/(?P<account>\d+)(?P<rest>/.*)$")
@@ -186,7 +187,7 @@ class Api:
         return run
 
 
-def make_handler(api: Api) -> type[BaseHTTPRequestHandler]:
+def make_handler(api: Api, hosts: HostPolicy) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -216,6 +217,11 @@ def make_handler(api: Api) -> type[BaseHTTPRequestHandler]:
                 raise ApiError(400, "The request body is not valid JSON.") from None
 
         def _dispatch(self, method: str) -> None:
+            # DNS rebinding / cross-site requests from a browser: refused before anything else.
+            refused = hosts.refusal(self.headers.get_all("Host") or [], self.headers.get_all("Origin") or [])
+            if refused:
+                self.close_connection = True  # its body (if any) is left unread
+                return self._send(403, refusal_body(refused), kind="raw")
             url = urlparse(self.path)
             query = parse_qs(url.query, keep_blank_values=True)
             faults = api.faults
@@ -280,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     account = Account(state, project, recipe if recipe.is_file() else None)
     token = os.environ.get("DBT_CLOUD_EMULATOR_TOKEN") or DEMO_TOKEN
     base = f"http://{args.host}:{args.port}"
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(Api(account, base, token, Faults())))
+    server = ThreadingHTTPServer(
+        (args.host, args.port),
+        make_handler(Api(account, base, token, Faults()), local_policy(args.port, args.host)),
+    )
     server.daemon_threads = True
     if not args.no_history and os.environ.get("ADE_DBT_CLOUD_EMULATOR_HISTORY", "1") != "0":
         # The account's history: last night's scheduled runs of the scheduled jobs (one succeeds, one fails).

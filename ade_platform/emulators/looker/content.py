@@ -36,6 +36,10 @@ MODELS: dict[str, dict[str, dict[str, Any]]] = {
                 "customer_id": ("number", "${TABLE}.customer_id"),
                 "customer_since": ("date", "CAST(${TABLE}.customer_since AS DATE)"),
                 "first_order_date": ("date", "${TABLE}.first_order_date"),
+                # Personal data: a Look over them gets them masked (bi_run_look).
+                "full_name": ("string", "${TABLE}.full_name"),
+                "contact": ("string", "${TABLE}.email"),
+                "lifetime_value": ("number", "${TABLE}.lifetime_value"),
             },
             "measures": {
                 "count": ("count", "COUNT(*)"),
@@ -78,12 +82,24 @@ QUERIES: dict[int, dict[str, Any]] = {
         "fields": ["payments_daily.payment_method", "payments_daily.total_amount"],
         "sorts": ["payments_daily.total_amount desc"],
     },
+    7: {
+        "view": "customers",
+        "fields": [
+            "customers.customer_id",
+            "customers.full_name",
+            "customers.contact",
+            "customers.lifetime_value",
+        ],
+        "sorts": ["customers.customer_id"],
+    },
 }
 
 LOOKS: dict[int, dict[str, Any]] = {
     1: {"title": "Orders by Status", "query_id": 2, "folder": "5"},
     2: {"title": "Payments by Method", "query_id": 6, "folder": "6"},
     3: {"title": "Orders by Fulfillment Status", "query_id": 3, "folder": "5"},
+    # On no dashboard: a list of customers with their names and e-mail addresses (personal data).
+    4: {"title": "Customer Contact List", "query_id": 7, "folder": "6"},
 }
 
 FOLDERS = {"5": "Finance", "6": "Marketing"}

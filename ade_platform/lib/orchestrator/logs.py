@@ -1,32 +1,22 @@
-"""Log text made safe and bounded for an agent: secrets scrubbed, capped at a length keeping the tail."""
+"""Log text made safe and bounded for an agent: capped at a length keeping the tail, then secrets scrubbed.
+
+The cap comes first, so the scrubber's work is bounded by the cap, not by the log (a 50 MB log costs what its
+last 50,000 characters cost). The piece scrubbed reaches SCRUB_MARGIN characters further back than the cut:
+a secret that straddles the cut is scrubbed whole before the cut drops its head (a secret longer than the
+margin is not guaranteed), and the piece itself starts at a line start. Scrubbing is `ade_platform.lib.secrets` (RE2: linear time).
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-MAX_LOG_CHARS = 50_000
-REDACTED = "***"
+from ade_platform.lib.secrets import REDACTED, SecretScrubber, scrubber_for
 
-# Token shapes worth scrubbing even when nobody configured them as secrets.
-_TOKEN_SHAPES = (
-    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWT
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),  # AWS access key id
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),  # GitHub token
-    re.compile(r"\bpnu_[A-Za-z0-9]{20,}\b"),  # Prefect API key
-    re.compile(r"\bdbtu_[A-Za-z0-9_-]{20,}\b"),  # dbt Cloud token
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),  # Slack token
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-)
-# key=value / key: value where the key names a secret: keep the key, drop the value.
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?i)\b([\w-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|credential)[\w-]*)"
-    r"(\"?\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
-)
-# user:password@ in connection URLs.
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)([^@\s]+)(@)")
+__all__ = ["MAX_LOG_CHARS", "REDACTED", "SCRUB_MARGIN", "CappedLog", "cap_log", "scrub_secrets"]
+MAX_LOG_CHARS = 50_000
+SCRUB_MARGIN = 8_192
+_LINE_START_WITHIN = 2_000  # the cut moves forward to the next line start when one is this close
 
 
 @dataclass(frozen=True)
@@ -36,26 +26,36 @@ class CappedLog:
     truncated: bool
 
 
-def scrub_secrets(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace configured secret values and common credential shapes with ***."""
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    for shape in _TOKEN_SHAPES:
-        text = shape.sub(
-            lambda m: f"{m.group(1)} {REDACTED}" if m.re.groups else REDACTED,
-            text,
-        )
-    text = _SECRET_ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    return _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
+def scrub_secrets(text: str, secrets: Iterable[str] | SecretScrubber = ()) -> str:
+    """Replace configured secret values (and their encoded forms) and common credential shapes with ***."""
+    return scrubber_for(secrets).scrub(text)
 
 
-def cap_log(text: str, secrets: Iterable[str] = (), max_chars: int = MAX_LOG_CHARS) -> CappedLog:
-    """Scrub, then keep the last max_chars characters (errors are at the end), cut at a line start."""
-    clean = scrub_secrets(text, secrets)
-    if len(clean) <= max_chars:
-        return CappedLog(clean, len(clean), False)
-    tail = clean[-max_chars:]
+def cap_log(
+    text: str, secrets: Iterable[str] | SecretScrubber = (), max_chars: int = MAX_LOG_CHARS
+) -> CappedLog:
+    """The last max_chars characters (errors are at the end), cut at a line start, scrubbed of secrets.
+    `length_chars` is the length of the whole log: of the text returned when it is all there, of the log as
+    read when it was cut (the part never scrubbed is never measured scrubbed)."""
+    scrubber = scrubber_for(secrets)
+    if len(text) <= max_chars:
+        clean = scrubber.scrub(text)
+        if len(clean) <= max_chars:
+            return CappedLog(clean, len(clean), False)
+        return CappedLog(_tail(clean, max_chars), len(text), True)
+    piece = text[-(max_chars + SCRUB_MARGIN) :]
+    # The piece's own first characters may be the end of a secret cut in two: start it at a line start, or
+    # (one long line) drop half a margin of its scrubbed text, so that fragment never reaches the answer.
+    newline = piece.find("\n", 0, SCRUB_MARGIN)
+    clean = scrubber.scrub(piece[newline + 1 :])  # (newline -1: the whole piece)
+    if newline < 0:
+        clean = clean[SCRUB_MARGIN // 2 :]
+    return CappedLog(_tail(clean, max_chars), len(text), True)
+
+
+def _tail(text: str, max_chars: int) -> str:
+    tail = text[-max_chars:]
     newline = tail.find("\n")
-    if 0 <= newline < 2_000:
+    if 0 <= newline < _LINE_START_WITHIN:
         tail = tail[newline + 1 :]
-    return CappedLog(tail, len(clean), True)
+    return tail

@@ -1,0 +1,168 @@
+"""What a Look's rows may show an agent (issue 23 §6): masked columns, a row cap, or only the result's shape.
+
+`bi_run_look` returns rows (the spec asks for them), which makes it a way to read any table a Look reads. So:
+- every column of a Look over a table the Snowflake exclusions name (`snowflake.exclusions`, the guard's own
+  matcher) is masked, and so is every column whose name, or a warehouse column or field its LookML SQL reads,
+  looks like personal data (the platform's PII patterns plus the `pii` settings);
+- a key the Look's query does not declare (a table calculation, anything unexpected) is masked: it cannot be
+  checked; a pivoted value (keyed by the pivot dimension's values) is masked when the pivot field is;
+- at most `bi.max_rows` rows come back, `truncated` says when there were more;
+- with `bi.run_look: shape`, no value at all: columns, types, row count and null percentages, as the Snowflake
+  proxy answers a DATA statement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+from ade_platform.lib.dbt import pii
+from ade_platform.lib.guard.policy import GuardPolicy, matches_exclusion
+from ade_platform.lib.shapes import OPEN
+
+MASK = "<masked>"
+RunLookMode = Literal["rows", "shape"]
+# Warehouse columns (`${TABLE}.email`) and other fields (`${email}`, `${customers.email}`) a LookML SQL reads.
+TABLE_COLUMN = re.compile(r"\$\{TABLE\}\.\"?([A-Za-z_][A-Za-z0-9_$]*)")
+_FIELD_REF = re.compile(r"\$\{(?!TABLE\})([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+class LookField(TypedDict):
+    name: str  # view.field, as the result's keys name it
+    type: str | None  # LookML type (string, number, date, count, sum, ...)
+    sql: str | None  # LookML SQL of the field, where the explore gives it
+    relation: str | None  # the warehouse table it reads; None when unknown (a joined view, a derived table)
+
+
+class MaskedColumn(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    column: str
+    # pii:<pattern> | excluded_table:<relation> | unverified_table | undeclared_field | pivot_on_masked_field
+    reason: str
+
+
+class ColumnShape(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    name: str
+    type: str
+    null_percentage: float | None  # None for a masked column: nothing is derived from its values
+
+
+@dataclass(frozen=True)
+class LookRules:
+    """What makes a column protected: the exclusion policy (globs and regexes) and the PII name patterns."""
+
+    exclusions: GuardPolicy
+    pii_patterns: tuple[pii.PiiPattern, ...] = pii.BUILTIN_PATTERNS
+
+
+def read_names(field: LookField) -> list[str]:
+    """The field's own name and every warehouse column or field its SQL reads (short names)."""
+    names = [field["name"].rsplit(".", 1)[-1]]
+    sql = field.get("sql") or ""
+    names += TABLE_COLUMN.findall(sql)
+    names += [ref.rsplit(".", 1)[-1] for ref in _FIELD_REF.findall(sql)]
+    return list(dict.fromkeys(names))
+
+
+def protected_columns(fields: Sequence[LookField], rules: LookRules) -> dict[str, str]:
+    """field name -> why its values are masked, for every protected field of the Look. A field whose table
+    is unknown is masked while any exclusion is configured: it may read an excluded table (the guard's rule
+    for an unresolved name)."""
+    protected: dict[str, str] = {}
+    for field in fields:
+        relation = field["relation"]
+        if relation is None:
+            if rules.exclusions.has_exclusions:
+                protected[field["name"]] = "unverified_table"
+                continue
+        elif matches_exclusion(relation, rules.exclusions) is not None:
+            protected[field["name"]] = f"excluded_table:{relation}"
+            continue
+        for name in read_names(field):
+            found = pii.match(name, rules.pii_patterns)
+            if found is not None:
+                protected[field["name"]] = f"pii:{found.name}"
+                break
+    return protected
+
+
+def mask_rows(
+    rows: Sequence[dict[str, Any]],
+    fields: Sequence[LookField],
+    protected: dict[str, str],
+    pivots: Sequence[str] = (),
+) -> tuple[list[dict[str, Any]], list[MaskedColumn]]:
+    """The rows with every protected value replaced by MASK, and which columns were masked and why."""
+    declared = {f["name"] for f in fields}
+    pivot_masked = any(p in protected or p not in declared for p in pivots)
+    reasons: dict[str, str] = {}
+    out = []
+    for row in rows:
+        kept: dict[str, Any] = {}
+        for key, value in row.items():
+            reason = protected.get(key) or (None if key in declared else "undeclared_field")
+            if reason is None and pivot_masked and isinstance(value, (dict, list)):
+                reason = "pivot_on_masked_field"  # its keys are the pivot dimension's values
+            if reason is not None:
+                reasons.setdefault(key, reason)
+                value = MASK
+            kept[key] = value
+        out.append(kept)
+    for name, reason in protected.items():
+        reasons.setdefault(name, reason)  # masked even when no row came back
+    return out, [MaskedColumn(column=c, reason=r) for c, r in reasons.items()]
+
+
+def result_shape(
+    rows: Sequence[dict[str, Any]], fields: Sequence[LookField], masked: Sequence[MaskedColumn]
+) -> list[ColumnShape]:
+    """Columns (declared fields first, then any other key seen), LookML types, null percentages of the
+    unmasked ones. Nothing else of the rows survives."""
+    types = {f["name"]: f["type"] for f in fields}
+    names = list(dict.fromkeys([*types, *(k for r in rows for k in r)]))
+    hidden = {m["column"] for m in masked}
+    shapes = []
+    for name in names:
+        pct = None
+        if rows and name not in hidden:
+            nulls = sum(1 for r in rows if r.get(name) is None)
+            pct = round(100.0 * nulls / len(rows), 2)
+        shapes.append(ColumnShape(name=name, type=types.get(name) or "UNKNOWN", null_percentage=pct))
+    return shapes
+
+
+def look_body(
+    rows: Sequence[dict[str, Any]],
+    fields: Sequence[LookField],
+    pivots: Sequence[str],
+    *,
+    rules: LookRules,
+    mode: RunLookMode,
+    cap: int,
+    asked: int,
+) -> dict[str, Any]:
+    """The protected part of a bi_run_look answer: rows (masked) or the shape, row_count, truncated.
+
+    `asked` is the row limit the API was given: one past `cap`, to tell a full result from a truncated one,
+    unless the API's own ceiling stopped it (then a result of exactly `cap` rows counts as truncated)."""
+    truncated = len(rows) > cap or len(rows) >= asked
+    rows = list(rows[:cap])
+    protected = protected_columns(fields, rules)
+    shown, masked = mask_rows(rows, fields, protected, pivots)
+    body: dict[str, Any] = {"row_count": len(rows), "truncated": truncated, "masked_columns": masked}
+    if mode == "shape":
+        return {
+            **body,
+            "mode": "shape",
+            "rows": [],
+            "columns": result_shape(rows, fields, masked),
+            "redacted": True,
+            "note": "row values are withheld (bi.run_look: shape): columns, types, row count and null "
+            "percentages only",
+        }
+    return {**body, "mode": "rows", "rows": shown}

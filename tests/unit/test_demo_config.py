@@ -1,0 +1,22 @@
+"""The demo configuration works on its own: every SaaS section is off until its emulator's URL is set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import settings_for
+
+
+def test_saas_sections_are_off_without_their_emulators(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, ADE_DBT_CLOUD_URL="", ADE_LOOKER_URL="", ADE_METABASE_URL="")
+    assert settings.dbt_cloud is None
+    assert settings.bi.tools == []
+
+
+def test_dbt_cloud_is_on_once_its_url_is_set(tmp_path: Path) -> None:
+    settings = settings_for(
+        tmp_path, ADE_DBT_CLOUD_URL="http://127.0.0.1:9/api/v2", DBT_CLOUD_API_TOKEN="dbtc_test_token_value"
+    )
+    assert settings.dbt_cloud is not None
+    assert settings.dbt_cloud.base_url == "http://127.0.0.1:9/api/v2"
+    assert settings.dbt_cloud.tracked_jobs == [7301, 7303]
