@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +91,14 @@ def _git_init(project: Path) -> None:
 
 @contextmanager
 def _running(
-    root: Path, config_text: str, name: str, info: dict[str, Any], reuse: bool = False
+    root: Path,
+    config_text: str,
+    name: str,
+    info: dict[str, Any],
+    reuse: bool = False,
+    before: Callable[[Platform], None] | None = None,
 ) -> Iterator[Platform]:
+    """Emulators up, the platform materialized (`before` runs first, on a fresh root), torn down after."""
     from ade_platform.emulators.demo import EMULATORS, free_port, start_all
     from ade_platform.ops import materialize
 
@@ -106,13 +112,19 @@ def _running(
         for key in ("DAGSTER_HOME", "ADE_HOME", "ADE_CONFIG"):
             os.environ.pop(key, None)
         settings = load_settings(config, env={**os.environ, "ADE_HOME": str(home)})
+        platform = Platform(name, root, settings, env, running, info)
         marker = home / "materialized"
         if not (reuse and marker.exists()):
+            from ade_platform.ops import prepare_dagster_home
+
+            prepare_dagster_home(settings)
+            if before is not None:
+                before(platform)
             log = io.StringIO()
             if materialize(settings, "*", out=log) != 0:
                 raise RuntimeError(f"{name}: materialization failed:\n{log.getvalue()[-3000:]}")
             marker.touch()
-        yield Platform(name, root, settings, env, running, info)
+        yield platform
     finally:
         for r in running:
             r.stop()

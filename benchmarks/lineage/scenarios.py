@@ -400,17 +400,31 @@ def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario
 
 def _builder_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario | None:
     settings = cat.p.settings
+    own_job = cat.p.info.get("builder_job")
     builders = [
         n
         for n in cat.graph["nodes"]
-        if n.get("system") == "dbt_cloud" and n.get("kind") == "job" and cat.down.get(n["id"])
+        if n.get("kind") == "job"
+        and cat.down.get(n["id"])
+        and ((n.get("system") == "dbt_cloud" and settings.dbt_cloud is not None) or n.get("name") == own_job)
     ]
-    if settings.dbt_cloud is None or not builders:
+    if not builders:
         return None
     job = rng.choice(builders)
     built = [e["to"] for e in cat.down.get(job["id"], ()) if e["kind"] == "builds"]
     below = [x for b in built[:5] for x in cat.downstream(b, {"table", "tile"})[:3]]
     start = rng.choice(built + below)
+    if job.get("system") == "dagster":
+        from benchmarks.lineage.generated import run_builder
+
+        return Scenario(
+            "builder_run_failed",
+            f"Dagster job {job['name']} run failed",
+            cat.start_of(start),
+            Expected("failed_builder_run", job["id"]),
+            lambda: run_builder(cat.p, fail=True),
+            lambda: run_builder(cat.p, fail=False),
+        )
 
     def run(steps: list[str]) -> None:
         from ade_platform.clients.dbt_cloud import DbtCloudClient

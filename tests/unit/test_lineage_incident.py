@@ -434,3 +434,33 @@ def test_the_budget_lists_what_it_did_not_reach() -> None:
     assert out.values["p0"] == 0 and out.values["p2"] == 2
     assert out.values["own"] == "late"  # the symptom has a budget of its own
     assert [m["node"] for m in out.not_reached] == ["far"] and "budget" in out.not_reached[0]["why"]
+
+
+def test_a_change_another_agent_observed_is_dated_from_that_observation(index) -> None:
+    """warehouse_get_schema saw the rename at T0+120 (a table_schema observation): that is its onset, not now."""
+    from ade_platform.store.observations import Observation
+
+    v = _graph(index)
+    renamed = [("id", "INTEGER"), ("amount_usd", "DECIMAL(10,2)"), ("status", "VARCHAR")]
+    seen = _table("main", "orders", renamed)
+    records = _records(index, _history())
+    records.observations = lambda kind, key: (
+        [Observation(kind, key, {"exists": True, **seen}, T0 + 120, "warehouse_get_schema")]
+        if (kind, key) == ("table_schema", "wh:main.orders")
+        else []
+    )
+    now = T0 + 600
+    live = LiveFindings(
+        now=now,
+        symptom={
+            "status": "error",
+            "error": 'Binder Error: Referenced column "amount" not found',
+            "observed_at": now,
+        },
+        tables=_live_orders(renamed, now),
+    )
+    top = incident.explain(v, trace.find_start(v, "tile", "71", "looker"), records, live, "duckdb")["causes"][
+        0
+    ]
+    assert top["object"] == "main.orders.amount" and top["onset"]["from"] == "observation"
+    assert top["onset"]["first_seen_at"] == "2025-10-09T08:55:20Z"

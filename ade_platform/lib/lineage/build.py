@@ -321,7 +321,8 @@ def _add_config_builders(g: _Graph, inputs: LineageInputs) -> None:
             b.system, "job"
         )
         bid = f"{b.system}:{kind}:{b.job}"
-        g.node(bid, kind=kind, name=b.job, system=b.system)
+        ref = {"job_id": b.job} if b.system == "dbt_cloud" else {"dag_id": b.job}
+        g.node(bid, kind=kind, name=b.job, system=b.system, **ref)
         selection = evaluate(b.select, b.exclude, inputs.index)
         kept = {u for u in selection.nodes if inputs.index["nodes"][u].get("resource_type") in RELATION_KINDS}
         _builds(g, bid, kept, "config")

@@ -100,9 +100,22 @@ class Gatherer:
                 return
             key = str(node.get("name"))
             state = TableState(key, schemas.table_at(newest, key), None)
-        cond = table_change(node_id, depth, state, schemas, self.now)
+        cond = table_change(node_id, depth, state, schemas, self.now, self._observed_table(node))
         if cond is not None:
             self.out.append(cond)
+
+    def _observed_table(self, node: dict[str, Any]) -> list[tuple[float, dict[str, Any] | None]]:
+        """The table as live tools observed it (table_schema observations), oldest first."""
+        if self.records.observations is None:
+            return []
+        parts = str(node.get("name")).split(".")
+        if len(parts) < 2:
+            return []
+        key = f"{node.get('warehouse')}:{parts[-2]}.{parts[-1]}".lower()
+        return [
+            (o.observed_at, o.state if (o.state or {}).get("exists", True) else None)
+            for o in self.records.observations("table_schema", key)
+        ]
 
     def _result(self, uid: str) -> tuple[dict[str, Any] | None, bool]:
         """The newest run result of a node: (result, from the live file)."""
@@ -342,7 +355,9 @@ class Gatherer:
             missing = missing_columns(node["sql"], cols, self.dialect)
         else:  # a LookML tile: the warehouse columns its fields read
             known = set().union(*cols) if cols and all(cols) else None
-            missing = sorted(c.lower() for c in node["columns"] if known is not None and c.lower() not in known)
+            missing = sorted(
+                c.lower() for c in node["columns"] if known is not None and c.lower() not in known
+            )
         if not missing:
             return
         models = [e["from"] for r in read for e in self.v["up"].get(r, ()) if e["kind"] == "materializes"]

@@ -162,7 +162,7 @@ def _when(onset: dict[str, Any]) -> str:
             .strftime("%Y-%m-%d %H:%M:%S UTC")
         )
 
-    if onset["from"] == "live" and onset["last_absent_at"]:
+    if onset["from"] in ("live", "observation") and onset["last_absent_at"]:
         return f"between {hms(onset['last_absent_at'])} and {hms(onset['first_seen_at'])} (seen live)"
     if onset["first_seen_at"] is None:
         return "(no record of when)"

@@ -111,8 +111,13 @@ def table_change(
     state: TableState,
     schemas: SchemaHistory,
     now: float,
+    observed: list[tuple[float, dict[str, Any] | None]] = (),  # type: ignore[assignment]
 ) -> Condition | None:
-    """The breaking change of one table since the newest snapshot that looked different (None: none seen)."""
+    """The breaking change of one table since the newest snapshot that looked different (None: none seen).
+
+    `observed`: the table as live tools saw it since that snapshot (time, table or None), oldest first: a change
+    another agent already saw is dated from its first observation.
+    """
     wh_type = schemas.warehouse_type
     newest = schemas.newest()
     if newest is None:
@@ -121,7 +126,13 @@ def table_change(
     newest_fp = schemas.fingerprints(newest).get(state.key)
     if state.live_at is not None and current != newest_fp:
         before: VersionRef | None = newest
-        onset = Onset(at=state.live_at, after=newest.at, origin="live")
+        first, after, origin = state.live_at, newest.at, "live"
+        for at, table in reversed([o for o in observed if newest.at < o[0] < state.live_at]):
+            if fingerprint(table, wh_type) != current:
+                after = at
+                break
+            first, origin = at, "observation"
+        onset = Onset(at=first, after=after, origin=origin)
         source = live_source(state.live_at)
     else:
         streak = schemas.history.streak(

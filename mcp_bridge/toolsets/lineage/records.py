@@ -10,7 +10,6 @@ import threading
 from typing import Any
 
 from ade_platform.config import Settings
-from ade_platform.lib.lineage.contract import observations_module
 from ade_platform.lib.lineage.evidence import Records
 from ade_platform.lib.lineage.history import History, VersionRef
 from ade_platform.lib.lineage.sources import (
@@ -24,6 +23,7 @@ from ade_platform.lib.lineage.tables import SchemaHistory
 from ade_platform.lib.lineage.trace import Health, views
 from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.store import SnapshotNotFound, StoreError, StoreReader
+from ade_platform.store.observations import latest_observation, observation_history
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets._dbt_inputs import derive
 
@@ -69,7 +69,6 @@ class LineageStore:
         self.history = History(StoreVersions(ctx.reader))
         self._memo: dict[tuple[str, Any], Any] = {}
         self._lock = threading.Lock()
-        self._observations = observations_module()
 
     def read(self, asset: str) -> tuple[Any, str] | None:
         try:
@@ -120,12 +119,10 @@ class LineageStore:
             name: SchemaHistory(self.history, schema_asset(name), wh_type)
             for name, wh_type in self.topology.warehouses.items()
         }
-        observations = None
-        if self._observations is not None:
-            module, reader = self._observations, self.reader
+        reader = self.reader
 
-            def observations(kind: str, key: str) -> list[Any]:
-                return module.observation_history(reader, kind, key)
+        def observations(kind: str, key: str) -> list[Any]:
+            return observation_history(reader, kind, key)
 
         return Records(
             health=health,
@@ -137,9 +134,7 @@ class LineageStore:
         )
 
     def latest_observation(self, kind: str, key: str) -> Any:
-        if self._observations is None:
-            return None
-        return self._observations.latest_observation(self.reader, kind, key)
+        return latest_observation(self.reader, kind, key)
 
     def provenance(
         self,
