@@ -230,7 +230,10 @@ def _schema_change(
 
 
 def _tile_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Scenario | None:
-    options = [(t, tbl, cols) for t, tbl, cols in cat.tiles() if cat.short(tbl) not in cat.views]
+    # a tile already failing or empty has a cause of its own: breaking more under it is no clean incident
+    options = [
+        (t, tbl, cols) for t, tbl, cols in cat.tiles() if cat.short(tbl) not in cat.views and t not in cat.unhealthy
+    ]
     if not options:
         return None
     tile, table, cols = rng.choice(options)
@@ -363,6 +366,8 @@ def _build_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
 def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario | None:
     options = []
     for tile, table, cols in cat.tiles():
+        if tile in cat.unhealthy:
+            continue
         model = cat.model_of(table)
         if model and cat.nodes[model].get("path"):
             options.append((tile, table, model, cols))

@@ -18,7 +18,9 @@ from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from ade_platform.lib.lineage import incident
+from ade_platform.lib.lineage.conditions import iso
 from ade_platform.lib.lineage.evidence import LiveFindings
+from ade_platform.lib.lineage.timeline import CursorError, Timeline, chain_files, page, parse_since
 from ade_platform.lib.lineage.trace import (
     LineageLookupError,
     builders_of,
@@ -214,7 +216,92 @@ def build(ctx: BridgeContext) -> FastMCP:
             prov = stamp_live(prov, result, findings)
         return as_result({**body, "provenance": prov})
 
+    @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[WhatChangedAnswer])
+    def lineage_what_changed(
+        start_kind: StartKind,
+        start: Start,
+        since: Annotated[
+            str,
+            Field(
+                min_length=2,
+                max_length=40,
+                description="From when: an ISO-8601 time (2026-11-24T14:00:00Z) or a span back from now (90m, "
+                "24h, 7d).",
+            ),
+        ] = "7d",
+        system: System = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Events per page.")] = 50,
+        cursor: Annotated[
+            str | None, Field(max_length=512, description="next_cursor of the previous page.")
+        ] = None,
+        live: Live = True,
+    ) -> ToolResult:
+        """What changed along the chain upstream of a dashboard, tile, table, dbt node or job since a moment,
+        newest first, each event with its source: schema changes of its tables (snapshot history, what live
+        tools observed, and a live read now), dbt runs and their outcome (incl. a newer run in the target
+        folder and a dbt invocation that failed at parse), runs of the jobs and DAGs that build its models,
+        freshness transitions of its sources, BI health transitions of its tiles, and commits to the dbt
+        project that touched its files (git: author, time, message, files). Paged with limit and cursor.
+        """
+        try:
+            since_at = parse_since(since, time.time())
+        except ValueError as exc:
+            raise ToolFailure("invalid_argument", str(exc)) from None
+        snapshot, lineage, v = store.graph()
+        root = start_of(v, start_kind, start, system)
+        health, joined = store.health_now()
+        chain = walk(v, root, "upstream", None, default_cap)
+        findings, result = LiveFindings(now=time.time()), None
+        if live:
+            args = {"start_kind": start_kind, "start": start, "system": system, "since": since}
+            findings, result = probe_live("lineage_what_changed", args, v, root, symptom=False)
+        records = store.records(health, joined, lineage, snapshot.version)
+        commits, notes = git_commits(settings, chain_files(v, chain), since_at)
+        events = Timeline(v, chain, records, findings, since_at).build(commits)
+        try:
+            shown, next_cursor = page(events, limit, cursor)
+        except CursorError as exc:
+            raise ToolFailure("invalid_argument", str(exc)) from None
+        notes += [
+            f"not probed live ({m['why']}): {m['probe']} {m['node'] or ''}".strip()
+            for m in findings.not_reached
+        ]
+        body = {
+            "start": root,
+            "since": iso(since_at),
+            "events": shown,
+            "total_events": len(events),
+            "truncated": next_cursor is not None,
+            "next_cursor": next_cursor,
+            "chain_nodes": len(chain.nodes),
+            "notes": notes,
+            "live": {
+                "elapsed_ms": round(findings.elapsed_ms, 1),
+                "not_reached": findings.not_reached,
+                "failed": findings.failed,
+            },
+        }
+        prov = store.provenance(snapshot, lineage, joined)
+        if result is not None:
+            prov = stamp_live(prov, result, findings)
+        return as_result({**body, "provenance": prov})
+
     return server
+
+
+def git_commits(settings: Any, files: list[str], since: float) -> tuple[list[dict[str, Any]], list[str]]:
+    """Commits to the dbt project that touched the chain's files, and a note when git could not tell."""
+    from datetime import UTC, datetime
+
+    from ade_platform.clients.git import GitError, commits
+
+    if settings.dbt is None:
+        return [], ["no dbt project is configured: no git history"]
+    try:
+        found = commits(settings.dbt.project_dir, files, datetime.fromtimestamp(since, UTC))
+    except GitError as exc:
+        return [], [f"git history not read: {exc.detail}"]
+    return found, []
 
 
 def _missed(findings: LiveFindings) -> set[str]:

@@ -50,12 +50,13 @@ class LiveProber:
         chain: Walk,
         run_results_provenance: Any,
         symptom_observation: dict[str, Any] | None,
+        symptom: bool = True,
     ) -> list[Probe]:
         """The probes for this chain, closest to the symptom first (the symptom's own first of all)."""
         nodes = v["nodes"]
         probes: list[Probe] = []
         start_node = nodes[start]
-        if start_node.get("kind") in ("tile", "dashboard") and symptom_observation is None:
+        if symptom and start_node.get("kind") in ("tile", "dashboard") and symptom_observation is None:
             tool = str(start_node.get("system"))
             if tool in self.settings.bi.tools:
                 tile = start_node.get("tile_id") if start_node.get("kind") == "tile" else None
