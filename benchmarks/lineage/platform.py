@@ -70,8 +70,15 @@ class Platform:
         return out
 
     def git(self, *args: str) -> str:
+        """git in the project, as the team's analyst."""
         proc = subprocess.run(
-            ["git", *args], cwd=self.project, capture_output=True, text=True, check=True, timeout=60
+            ["git", *args],
+            cwd=self.project,
+            env=_ANALYST,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         )
         return proc.stdout
 
@@ -81,12 +88,19 @@ class Platform:
             shutil.rmtree(self.project / folder, ignore_errors=True)
 
 
+_ANALYST = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "analyst",
+    "GIT_AUTHOR_EMAIL": "analyst@example.com",
+    "GIT_COMMITTER_NAME": "analyst",
+    "GIT_COMMITTER_EMAIL": "analyst@example.com",
+}
+
+
 def _git_init(project: Path) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "analyst", "GIT_AUTHOR_EMAIL": "analyst@example.com"}
-    env |= {"GIT_COMMITTER_NAME": "analyst", "GIT_COMMITTER_EMAIL": "analyst@example.com"}
     (project / ".gitignore").write_text("target/\nlogs/\n*.duckdb\n")
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "Initial project"]):
-        subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True, timeout=60)
+        subprocess.run(["git", *args], cwd=project, env=_ANALYST, check=True, capture_output=True, timeout=60)
 
 
 @contextmanager

@@ -232,7 +232,9 @@ def _schema_change(
 def _tile_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Scenario | None:
     # a tile already failing or empty has a cause of its own: breaking more under it is no clean incident
     options = [
-        (t, tbl, cols) for t, tbl, cols in cat.tiles() if cat.short(tbl) not in cat.views and t not in cat.unhealthy
+        (t, tbl, cols)
+        for t, tbl, cols in cat.tiles()
+        if cat.short(tbl) not in cat.views and t not in cat.unhealthy
     ]
     if not options:
         return None

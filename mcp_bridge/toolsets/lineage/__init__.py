@@ -101,16 +101,16 @@ def build(ctx: BridgeContext) -> FastMCP:
         return {**state, "observed_at": found.observed_at, "via": f"observation by {found.source}"}
 
     def probe_live(
-        tool: str, arguments: dict[str, Any], v: dict[str, Any], root: str
+        tool: str, arguments: dict[str, Any], v: dict[str, Any], root: str, symptom: bool = True
     ) -> tuple[LiveFindings, Any]:
-        """The symptom and the chain, probed live as one audited read-only run."""
+        """The symptom (unless told not to) and the chain, probed live as one audited read-only run."""
         chain = walk(v, root, "upstream", None, default_cap)
         try:
             run_results = ctx.reader.latest("dbt_run_results").provenance
         except SnapshotNotFound:
             run_results = None
-        reused = observed_symptom(v["nodes"][root])
-        probes = prober.plan(v, root, chain, run_results, reused)
+        reused = observed_symptom(v["nodes"][root]) if symptom else None
+        probes = prober.plan(v, root, chain, run_results, reused, symptom=symptom)
 
         def run() -> LiveFindings:
             return prober.probe(probes, budget_ms, time.time())

@@ -108,7 +108,13 @@ class Onset(TypedDict):
 
 class EvidenceSource(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
-    source: Annotated[Literal["live", "cache"], Field(description="live: read now; cache: a store snapshot.")]
+    source: Annotated[
+        Literal["live", "cache", "observation", "git", "none"],
+        Field(
+            description="live: read now; cache: a store snapshot (asset, version, age); observation: what a live "
+            "tool recorded; git: the dbt project's history."
+        ),
+    ]
     observed_at: NotRequired[str | None]
     asset: NotRequired[str]
     version: NotRequired[str]
