@@ -106,6 +106,7 @@ def _add_dbt(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationInde
     wh_name = inputs.dbt_warehouse or "dbt"
     rel_index = relations.setdefault(wh_name, RelationIndex(()))
     by_relation: dict[str, str] = {}
+    tests_by_node = index.get("tests_by_node") or {}
     for uid, rec in nodes.items():
         rtype = rec.get("resource_type")
         if rtype not in DBT_NODE_KINDS and rtype != "exposure":
@@ -120,6 +121,8 @@ def _add_dbt(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationInde
             materialization=rec.get("materialization"),
             path=rec.get("path"),
             freshness=inputs.source_freshness.get(uid),
+            # the node's tests (unique_id -> name): its health joins their results without the dbt index
+            tests={t: (nodes.get(t) or {}).get("name") or t for t in tests_by_node.get(uid, ())} or None,
         )
         key = _dbt_relation(rec, wh_type) if rtype in DBT_NODE_KINDS else None
         if key is None:

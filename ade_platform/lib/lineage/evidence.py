@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ade_platform.lib.lineage.conditions import Onset
+from ade_platform.lib.lineage.conditions import Onset, cache_source
 from ade_platform.lib.lineage.history import History, VersionRef
 from ade_platform.lib.lineage.tables import SchemaHistory, TableState
 from ade_platform.lib.lineage.trace import Health
@@ -111,3 +111,11 @@ def current_failed_invocation(live: LiveFindings, records: Records) -> dict[str,
     if finished <= published:
         return None  # a later run superseded it
     return inv
+
+
+def snapshot_source(records: Records, asset: str, now: float) -> dict[str, Any]:
+    """Where evidence read from an asset's newest snapshot came from (asset, version, age)."""
+    ref = records.ref(asset)
+    if ref is None:
+        return {"source": "cache", "asset": asset}
+    return cache_source(asset, ref.version, ref.at, now)

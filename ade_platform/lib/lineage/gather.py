@@ -14,7 +14,6 @@ from typing import Any
 from ade_platform.lib.lineage.conditions import (
     Condition,
     Onset,
-    cache_source,
     epoch_of,
     live_source,
     next_tool,
@@ -22,16 +21,16 @@ from ade_platform.lib.lineage.conditions import (
 )
 from ade_platform.lib.lineage.evidence import (
     FAILED_DBT,
-    FAILED_RUN,
     STALE,
     LiveFindings,
     Records,
-    current_failed_invocation,
     drift_severities,
     freshness_statuses,
     run_statuses,
+    snapshot_source,
     status_streak,
 )
+from ade_platform.lib.lineage.gather_jobs import JobConditions
 from ade_platform.lib.lineage.relations import missing_columns
 from ade_platform.lib.lineage.tables import TableState, table_change
 from ade_platform.lib.lineage.trace import Walk, builders_of
@@ -40,14 +39,7 @@ RUN_RESULTS = "dbt_run_results"
 SOURCES = "dbt_sources"
 
 
-def _snap_source(records: Records, asset: str, now: float) -> dict[str, Any]:
-    ref = records.ref(asset)
-    if ref is None:
-        return {"source": "cache", "asset": asset}
-    return cache_source(asset, ref.version, ref.at, now)
-
-
-class Gatherer:
+class Gatherer(JobConditions):
     def __init__(self, v: dict[str, Any], records: Records, live: LiveFindings, dialect: str | None):
         self.v = v
         self.nodes: dict[str, dict[str, Any]] = v["nodes"]
@@ -153,7 +145,7 @@ class Gatherer:
         if live:
             run = self.live.run_results or {}
             return {**live_source(run.get("observed_at") or self.now), "file": run.get("path")}
-        return _snap_source(self.records, RUN_RESULTS, self.now)
+        return snapshot_source(self.records, RUN_RESULTS, self.now)
 
     def dbt_node(self, node_id: str, node: dict[str, Any], depth: int) -> None:
         uid = node.get("unique_id") or ""
@@ -209,17 +201,16 @@ class Gatherer:
         uid = node.get("unique_id") or ""
         health = self.records.health
         failing, live = [], False
-        for tid in health.tests_by_node.get(uid, ()):
+        tests_of = health.tests_of(node)
+        for tid, name in tests_of.items():
             result, from_live = self._result(tid)
             status = str((result or {}).get("status") or "").lower()
             if status in FAILED_DBT | {"warn"}:
-                failing.append(
-                    {"test": (health.index_nodes.get(tid) or {}).get("name") or tid, "status": status}
-                )
+                failing.append({"test": name, "status": status})
                 live = live or from_live
         if not failing:
             return
-        tests = set(health.tests_by_node.get(uid, ()))
+        tests = set(tests_of)
         self.out.append(
             Condition(
                 cause="failing_tests",
@@ -269,7 +260,7 @@ class Gatherer:
                     "likely_renames": drift.get("likely_renames") or [],
                     "relation_missing": drift.get("relation_missing"),
                 },
-                source=_snap_source(self.records, asset, self.now),
+                source=snapshot_source(self.records, asset, self.now),
                 onset=status_streak(
                     self.records, asset, "severities", drift_severities, lambda m: _is(m, uid, "error"), None
                 ),
@@ -311,7 +302,7 @@ class Gatherer:
             onset = status_streak(
                 self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
             )
-            source = _snap_source(self.records, SOURCES, self.now)
+            source = snapshot_source(self.records, SOURCES, self.now)
             evidence = {"status": status, "max_loaded_at": max_loaded}
         else:
             return
@@ -374,7 +365,7 @@ class Gatherer:
                 evidence={"missing_columns": missing, "tables": read, "models": models},
                 source=live_source(self.now)
                 if live
-                else _snap_source(self.records, "cross_stack_lineage", self.now),
+                else snapshot_source(self.records, "cross_stack_lineage", self.now),
                 onset=Onset(at=None, origin="tile_sql"),  # no table ever had it: when the SQL changed
                 next_tool=next_tool(
                     "warehouse_get_schema",
@@ -384,112 +375,6 @@ class Gatherer:
                 columns=frozenset(missing),
                 name=node.get("name"),
                 system=node.get("system"),
-            )
-        )
-
-    # --- builders and invocations ---------------------------------------------------------------------------------
-    def builder(self, builder: str, depth: int, chain: Walk) -> None:
-        node = self.nodes.get(builder, {})
-        live = self.live.builders.get(builder)
-        history = self.records.health.job_history.get(builder) or []
-        run = live if live is not None else (history[0] if history else None)
-        if run is None or str(run.get("status") or "").lower() not in FAILED_RUN:
-            return
-        finished = epoch_of(run.get("finished_at") or run.get("end_date") or run.get("started_at"))
-        previous_ok = next(
-            (
-                epoch_of(r.get("finished_at") or r.get("end_date"))
-                for r in history
-                if str(r.get("status") or "").lower() == "success"
-                and (
-                    finished is None or (epoch_of(r.get("finished_at") or r.get("end_date")) or 0) < finished
-                )
-            ),
-            None,
-        )
-        system = node.get("system")
-        ref = node.get("job_id") or node.get("dag_id") or node.get("name")
-        tool = "dbtcloud_get_last_run" if system == "dbt_cloud" else "orchestrator_get_last_run"
-        args = {"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system}
-        builds = sorted(n for n in self.v["builds"].get(builder, ()) if n in chain.nodes)
-        message = run.get("message") or run.get("status_message") or run.get("failure_signature")
-        asset = "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}"
-        run_id = run.get("run_id") or run.get("id")
-        self.out.append(
-            Condition(
-                cause="failed_builder_run",
-                node=builder,
-                depth=depth,
-                object=f"{system} {node.get('kind')} {node.get('name')}",
-                change=f"run {run_id} failed",
-                summary=f"the last run of {node.get('name')}, which builds "
-                f"{', '.join(self.nodes[b].get('name') or b for b in builds[:5])}, failed"
-                + (f": {message}" if message else ""),
-                evidence={
-                    "run_id": run_id,
-                    "status": run.get("status"),
-                    "finished_at": run.get("finished_at") or run.get("end_date"),
-                    "message": message,
-                    "builds": builds[:20],
-                },
-                source=live_source(live["observed_at"])
-                if live is not None
-                else _snap_source(self.records, asset, self.now),
-                onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
-                next_tool=next_tool(tool, **args),
-                message=message,
-                name=node.get("name"),
-                system=system,
-            )
-        )
-
-    def invocation(self, chain: Walk) -> None:
-        inv = current_failed_invocation(self.live, self.records)
-        if inv is None:
-            return
-        finished = inv.get("finished_at") or inv.get("started_at")
-        ref = self.records.ref(RUN_RESULTS)
-        dbt_nodes = [
-            (w["depth"], n) for n, w in chain.nodes.items() if self.nodes.get(n, {}).get("system") == "dbt"
-        ]
-        if not dbt_nodes:
-            return
-        failed = set(inv.get("failed_nodes") or ())
-        hit = sorted(
-            (d, n)
-            for d, n in dbt_nodes
-            if (self.nodes[n].get("unique_id") in failed or self.nodes[n].get("name") in failed)
-        )
-        depth, node = (hit or sorted(dbt_nodes))[0]
-        at_parse = inv.get("status") == "parse_error"
-        command = inv.get("command") or "dbt"
-        error = inv.get("error")
-        self.out.append(
-            Condition(
-                cause="failed_invocation",
-                node=node,
-                depth=depth,
-                object=f"`dbt {command}`",
-                change="failed at parse (no artifacts written)"
-                if at_parse
-                else "failed before writing results",
-                summary=f"dbt {command} failed"
-                + (" at parse, writing no artifacts" if at_parse else "")
-                + (f": {error}" if error else ""),
-                evidence={
-                    "invocation_id": inv.get("invocation_id"),
-                    "command": command,
-                    "status": inv.get("status"),
-                    "error": error,
-                    "failed_nodes": sorted(failed)[:20],
-                    "wrote_artifacts": bool(inv.get("wrote_artifacts")),
-                },
-                source={**live_source(inv.get("observed_at") or self.now), "file": "dbt.log"},
-                onset=Onset(at=finished, after=ref.at if ref else None, origin="live"),
-                next_tool=next_tool("dbt_get_failed_models"),
-                message=error,
-                name=command,
-                system="dbt",
             )
         )
 

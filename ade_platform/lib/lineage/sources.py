@@ -38,9 +38,9 @@ def graph_assets(topology: Topology) -> list[str]:
 
 
 def health_assets(topology: Topology) -> list[str]:
+    """The run-level assets health is joined from (a node's tests are in the graph: the dbt index is not read)."""
     names = [
         "dbt_run_results",
-        "dbt_lineage_index",
         "dbt_sources",
         *(drift_asset(w) for w in topology.warehouses),
     ]
@@ -109,7 +109,6 @@ def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[st
     return (
         HealthInputs(
             run_results=data.get("dbt_run_results"),
-            index=data.get("dbt_lineage_index"),
             sources=data.get("dbt_sources"),
             drift={w: data[drift_asset(w)] for w in topology.warehouses if drift_asset(w) in data},
             bi_health={t: data[f"bi_health_{t}"] for t in BI_TOOLS if f"bi_health_{t}" in data},
