@@ -478,7 +478,33 @@ class BiSettings(_Model):
 
 
 # --- orchestrators (issue 12) ---
-class AirflowSettings(_Model):
+class TriggerSettings(_Model):
+    """What orchestrator_trigger_dag may start on one backend, and the conf each DAG accepts."""
+
+    triggerable: list[str] | None = Field(
+        None,
+        description="DAG ids / deployments (a flow name covers its deployments) / Dagster jobs an agent may "
+        "trigger; anything else is trigger_not_allowed. Default: the tracked ones.",
+    )
+    conf_schemas: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="dag_id -> JSON schema the trigger's conf must match."
+    )
+
+    @field_validator("conf_schemas")
+    @classmethod
+    def _valid_schemas(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        if value:
+            import jsonschema
+
+            for dag_id, schema in value.items():
+                try:
+                    jsonschema.validators.validator_for(schema).check_schema(schema)
+                except jsonschema.SchemaError as exc:
+                    raise ValueError(f"{dag_id}: not a valid JSON schema ({exc.message})") from None
+        return value
+
+
+class AirflowSettings(TriggerSettings):
     base_url: str = Field(description="Airflow API server URL, e.g. http://airflow.internal:8080.")
     username: str | None = None
     password: SecretStr | None = Field(None, description="A ${ENV} reference.")
@@ -489,7 +515,7 @@ class AirflowSettings(_Model):
     timeout_seconds: float = Field(30, gt=0)
 
 
-class PrefectSettings(_Model):
+class PrefectSettings(TriggerSettings):
     api_url: str = Field(
         description="Prefect API URL: http://host:4200/api, or Prefect Cloud's workspace URL."
     )
@@ -503,7 +529,7 @@ class PrefectSettings(_Model):
     timeout_seconds: float = Field(30, gt=0)
 
 
-class DagsterOrchestratorSettings(_Model):
+class DagsterOrchestratorSettings(TriggerSettings):
     jobs: list[str] | None = Field(None, description="Jobs tracked by the run-history asset; default: all.")
 
 
@@ -514,6 +540,13 @@ class OrchestratorSettings(_Model):
     history_days: int = Field(7, ge=1, le=365, description="Days of run history the assets keep.")
     max_log_chars: int = Field(50_000, ge=1_000, le=1_000_000)
     pattern_timeout_seconds: float = Field(1.0, gt=0, le=30)
+    max_conf_bytes: int = Field(16_384, ge=64, le=1_000_000, description="Largest trigger conf (JSON bytes).")
+    max_conf_depth: int = Field(
+        5, ge=1, le=20, description="Deepest nesting of a trigger conf's objects/lists."
+    )
+    max_conf_keys: int = Field(
+        200, ge=1, le=10_000, description="Most object keys in a trigger conf, all levels."
+    )
 
 
 # --- end orchestrators ---
@@ -552,6 +585,21 @@ class DbtCloudSettings(_Model):
         description="Largest artifact inlined by dbtcloud_fetch_artifact; past it, a summary.",
     )
     sensor_interval_seconds: int = Field(60, ge=10, description="How often the failed-run sensor polls.")
+    triggerable_jobs: list[int] | None = Field(
+        None,
+        description="Jobs dbtcloud_trigger_job may start (others: trigger_not_allowed); default: tracked_jobs.",
+    )
+    allow_steps_override: bool = Field(
+        True,
+        description="Whether dbtcloud_trigger_job takes steps_override, always under the dbt command policy "
+        "(ade_platform/lib/dbt/command_policy.py); false refuses every override.",
+    )
+    allow_full_refresh: bool = Field(
+        False, description="Whether an agent's steps_override may pass --full-refresh."
+    )
+
+    def triggerable(self) -> list[int]:
+        return list(self.tracked_jobs if self.triggerable_jobs is None else self.triggerable_jobs)
 
     @field_validator("base_url")
     @classmethod

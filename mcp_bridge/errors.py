@@ -67,6 +67,14 @@ ERROR_CODES: dict[str, str] = {
     "job_not_found": "List the project's jobs with dbtcloud_list_jobs.",
     "rate_limited": "dbt Cloud is rate-limiting this token; wait and call again.",
     "dbt_cloud_not_configured": "Add a dbt_cloud: section (base_url, account_id, api_token) to ade.yaml.",
+    # triggers (issue 23): what an agent may start, and with which commands and parameters
+    "trigger_not_allowed": "Only allow-listed jobs and DAGs can be triggered (dbt_cloud.triggerable_jobs, "
+    "orchestrators.<backend>.triggerable); an operator adds them in ade.yaml.",
+    "steps_override_refused": "Steps are plain dbt commands: build, run, test, seed, snapshot, compile, source "
+    "freshness, docs generate, with selection and behaviour options only (--select, --exclude, --selector, "
+    "--resource-type, --fail-fast, --defer, --state, --favor-state, --threads, --warn-error).",
+    "conf_refused": "conf is plain JSON within orchestrators.max_conf_bytes, max_conf_depth and max_conf_keys, "
+    "matching the DAG's schema in orchestrators.<backend>.conf_schemas.",
     # snowflake metadata-only proxy (E-codes per the snowflake spec)
     "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
     "AUTH_FAILED": "Check the snow connection configuration.",
@@ -80,6 +88,7 @@ ERROR_CODES: dict[str, str] = {
     "QUERY_FAILED": "Fix the statement; compilation errors are shown, run-time errors on data are not.",
     "QUERY_TIMEOUT": "Narrow the statement or raise snowflake.timeout_seconds.",
     "SNOWFLAKE_NOT_CONFIGURED": "Add a snowflake: section (snow connection name) to ade.yaml.",
+    "SESSION_STATE_REFUSED": "Each call stands alone: no earlier result, session variable or temporary object.",
     # snowfakery
     "recipe_invalid": "Fix the recipe; errors carry file and line.",
     "run_timeout": "Lower reps/target_number or raise the run timeout.",

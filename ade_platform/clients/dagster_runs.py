@@ -3,19 +3,36 @@
 Reads through Dagster's Python API (`DagsterInstance` over `settings.dagster_home`); Dagster is imported on
 first use, so importing this module stays cheap. A "DAG" is a job name (the demo's `build_everything`,
 `refresh_metadata`, the audited `live__<tool>` jobs of agents' calls); a "task" is a step key.
+
+A trigger submits a run of one of the platform's jobs to the instance the way the UI's Launch button does:
+`dagster job launch` (in a child process, against the platform's code location) creates the run from the code
+location and hands it to the instance's run coordinator; the daemon (`ade dev` runs one) dequeues it and the run
+launcher starts it in a process of its own. Nothing of the job runs in the caller's process.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ade_platform.clients.orchestrator import DagInfo, OrchestratorError, TaskInfo, TaskRecord
 from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
+from ade_platform.lib.redact import redact_arguments
 
 MAX_JOBS_SCANNED = 5000
+# The code location `dagster dev -w workspace.yaml` serves (its location name is the module's): a run created
+# from it is one the daemon can launch.
+DEFINITIONS_MODULE = "ade_platform.definitions"
+LAUNCH_TIMEOUT_SECONDS = 300
+_MAX_TAG_CHARS = 2000
 
 
 def _iso(ts: float | datetime | None) -> str | None:
@@ -29,8 +46,18 @@ def _iso(ts: float | datetime | None) -> str | None:
 class DagsterRunsClient:
     backend = "dagster"
 
-    def __init__(self, dagster_home: Path):
+    def __init__(
+        self,
+        dagster_home: Path,
+        launch_env: dict[str, str] | None = None,
+        code_dir: Path | None = None,
+        scrub: Callable[[str], str] | None = None,
+    ):
         self.dagster_home = Path(dagster_home)
+        # What the launching process needs to load the same definitions: ADE_HOME, ADE_CONFIG.
+        self.launch_env = dict(launch_env or {})
+        self.code_dir = code_dir
+        self.scrub = scrub  # replaces configured secrets in the conf a triggered run is tagged with
         self._instance: Any = None
         self._lock = threading.Lock()
 
@@ -212,10 +239,48 @@ class DagsterRunsClient:
         keys = {"/".join(r.event_log_entry.dagster_event.asset_key.path) for r in planned}
         return sorted(keys)
 
-    def trigger(self, dag_id: str, conf: dict[str, Any] | None) -> RunRecord:
-        raise OrchestratorError(
-            "upstream_error", "Dagster jobs are started through the platform's definitions, not the reader"
-        )
+    def trigger(
+        self, dag_id: str, conf: dict[str, Any] | None, *, tool: str = "orchestrator_trigger_dag"
+    ) -> RunRecord:
+        """Submit a run of the platform's job `dag_id` to the instance (QUEUED until the daemon launches it); its
+        tags say who asked and with which conf (redacted)."""
+        run_id = str(uuid.uuid4())
+        conf_tag = json.dumps(redact_arguments(conf or {}, scrub=self.scrub), default=str)
+        tags = {
+            "ade/tool": tool,
+            "ade/source": "mcp",
+            "ade/backend": "dagster",
+            "ade/dag_id": dag_id,
+            "ade/conf": conf_tag if len(conf_tag) <= _MAX_TAG_CHARS else conf_tag[: _MAX_TAG_CHARS - 1] + "…",
+        }
+        command = [sys.executable, "-m", "dagster", "job", "launch", "-m", DEFINITIONS_MODULE, "-j", dag_id]
+        command += ["--run-id", run_id, "--tags", json.dumps(tags)]
+        env = {**os.environ, **self.launch_env, "DAGSTER_HOME": str(self.dagster_home)}
+        try:
+            done = subprocess.run(
+                command,
+                cwd=self.code_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,  # a stdio gateway's stdin carries the MCP protocol
+                capture_output=True,
+                text=True,
+                timeout=LAUNCH_TIMEOUT_SECONDS,
+            )
+        except subprocess.TimeoutExpired:
+            raise OrchestratorError(
+                "upstream_error",
+                f"Dagster did not take the run of {dag_id!r} within {LAUNCH_TIMEOUT_SECONDS} s",
+            ) from None
+        record = self.instance().get_run_record_by_id(run_id)
+        if record is None:
+            if "not found in repository" in done.stderr:
+                raise OrchestratorError("dag_not_found", f"the platform defines no Dagster job {dag_id!r}")
+            # The launcher's output may quote paths and settings: say only that it failed.
+            raise OrchestratorError(
+                "upstream_error",
+                f"Dagster could not create the run of {dag_id!r} (dagster job launch: {done.returncode})",
+            )
+        return self._run(record)
 
 
 def _format_event(entry: Any) -> str:

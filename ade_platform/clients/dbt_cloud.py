@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from ade_platform.clients.urls import redirect_refused, segment
-from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, status_name
+from ade_platform.lib.dbt_cloud import STATUS_NAMES, TERMINAL, canonical_run, status_name
 
 __all__ = ["STATUS_NAMES", "TERMINAL", "Artifact", "DbtCloudClient", "DbtCloudError", "status_name"]
 PAGE_LIMIT = 100
@@ -100,6 +100,7 @@ class DbtCloudClient:
         return self._get(f"/jobs/{int(job_id)}/", not_found="job_not_found", what=f"job {job_id}")
 
     def trigger_job(self, job_id: int, cause: str, steps_override: list[str] | None = None) -> dict[str, Any]:
+        """Start a run. The caller has checked `steps_override` (ade_platform/lib/dbt/command_policy.py)."""
         body: dict[str, Any] = {"cause": cause}
         if steps_override:
             body["steps_override"] = list(steps_override)
@@ -108,7 +109,8 @@ class DbtCloudClient:
         )["data"]
 
     def get_run(self, run_id: int, *, steps: bool = True) -> dict[str, Any]:
-        params = {"include_related": '["run_steps","job"]'} if steps else None
+        related = '["trigger","run_steps","job"]' if steps else '["trigger"]'
+        params = {"include_related": related}
         return self._get(
             f"/runs/{int(run_id)}/", params=params, not_found="run_not_found", what=f"run {run_id}"
         )
@@ -121,8 +123,14 @@ class DbtCloudClient:
         limit: int | None = None,
         order_by: str = "-id",
     ) -> list[dict[str, Any]]:
-        """Runs newest first (by default); `limit` stops after that many."""
-        params = {"job_definition_id": job_id, "status": status, "order_by": order_by}
+        """Runs newest first (by default), each with its `trigger` (cause, steps_override); `limit` stops after that
+        many."""
+        params = {
+            "job_definition_id": job_id,
+            "status": status,
+            "order_by": order_by,
+            "include_related": '["trigger"]',
+        }
         runs: list[dict[str, Any]] = []
         for run in self._pages("/runs/", params, page_size=min(PAGE_LIMIT, limit or PAGE_LIMIT)):
             runs.append(run)
@@ -156,11 +164,12 @@ class DbtCloudClient:
         return Artifact(name, response.content)
 
     def latest_artifact(
-        self, job_id: int, name: str, *, limit: int = 20, status: int | None = None
+        self, job_id: int, name: str, *, limit: int = 20, status: int | None = None, canonical: bool = True
     ) -> tuple[dict[str, Any], Artifact] | None:
-        """The newest completed run of a job (with that status, if given) that wrote `name`, and the file."""
+        """The newest completed run of a job (with that status, if given) that wrote `name`, and the file. With
+        `canonical` (the default), only runs that may stand for the job: never an agent's steps-override run."""
         for run in self.list_runs(job_id, status, limit=limit):
-            if run.get("status") not in TERMINAL:
+            if run.get("status") not in TERMINAL or (canonical and not canonical_run(run)):
                 continue
             try:
                 return run, self.get_artifact(run["id"], name)

@@ -201,8 +201,16 @@ def open_client(settings: Any, backend: str) -> OrchestratorClient:
     conf = settings.orchestrators
     if backend == "dagster":
         from ade_platform.clients.dagster_runs import DagsterRunsClient
+        from ade_platform.config import REPO_ROOT
 
-        return DagsterRunsClient(settings.dagster_home)
+        launch_env = {"ADE_HOME": str(settings.home)}
+        if settings.config_path is not None:
+            launch_env["ADE_CONFIG"] = str(settings.config_path)
+        from ade_platform.lib.secrets import settings_scrubber
+
+        return DagsterRunsClient(
+            settings.dagster_home, launch_env, code_dir=REPO_ROOT, scrub=settings_scrubber(settings)
+        )
     if backend == "airflow":
         if conf.airflow is None:
             raise OrchestratorError(
@@ -230,6 +238,24 @@ def tracked_dags(settings: Any, backend: str) -> list[str] | None:
     if backend == "prefect":
         return list(conf.prefect.flows) if conf.prefect else []
     return list(conf.dagster.jobs) if conf.dagster.jobs is not None else None
+
+
+def triggerable_dags(settings: Any, backend: str) -> list[str] | None:
+    """What orchestrator_trigger_dag may start on a backend: its `triggerable` list, by default the tracked DAGs
+    (None: every job of the platform's definitions, Dagster's default)."""
+    section = _section(settings, backend)
+    if section is not None and section.triggerable is not None:
+        return list(section.triggerable)
+    return tracked_dags(settings, backend)
+
+
+def conf_schema(settings: Any, backend: str, dag_id: str) -> dict[str, Any] | None:
+    section = _section(settings, backend)
+    return section.conf_schemas.get(dag_id) if section is not None else None
+
+
+def _section(settings: Any, backend: str) -> Any:
+    return getattr(settings.orchestrators, backend, None)
 
 
 MAX_SIGNATURES_PER_DAG = 5

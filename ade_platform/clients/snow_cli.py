@@ -128,6 +128,10 @@ class SnowCli:
     def pinned(self, database: str | None, schema: str | None) -> SnowCli:
         return dataclasses.replace(self, database=database, schema=schema)
 
+    def withheld(self) -> SnowCli:
+        # Every statement is a process with a session of its own: nothing later runs in it.
+        return self
+
     def _connection_args(self) -> list[str]:
         args: list[str] = []
         if self.connection:

@@ -10,6 +10,13 @@ that are not whole and dates as text), so the proxy, guardrail and exclusions in
 Credentials stay in the connector: nothing here logs, returns or raises the connection's parameters.
 Statements of one session run one at a time (a session has one current database/schema, set with USE when
 a runner pinned to another context runs); a closed or expired session is opened again on the next call.
+
+A connection name has two sessions. Statements whose results the proxy withholds (DATA: only the shape is
+answered) run on a session of their own (`withheld()`), so no statement whose rows are returned - metadata,
+counts, DDL, discovery - ever shares a session with a withheld result: LAST_QUERY_ID(n), for any n, on the
+answering session never names one. The guard refuses every statement that reaches an earlier result
+(lib/guard: `session_reach`); this is the second wall, for a construct it might not know. It costs no
+statement per call, one login per connection name (made on the first DATA statement).
 """
 
 from __future__ import annotations
@@ -131,15 +138,21 @@ class Session:
         return self._conn
 
 
-_SESSIONS: dict[tuple[str | None, str | None], Session] = {}
+_SESSIONS: dict[tuple[str | None, str], Session] = {}
 _SESSIONS_LOCK = threading.Lock()
+ANSWERS, WITHHELD = "answers", "withheld"  # what a session's results are for (see the module's docstring)
 
 
 def session_for(
-    connection: str | None, config_file: str | None, timeout: float, overrides: dict[str, str]
+    connection: str | None,
+    config_file: str | None,
+    timeout: float,
+    overrides: dict[str, str],
+    purpose: str = ANSWERS,
 ) -> Session:
-    """The process's one session of a connection name (role/warehouse overrides are part of its login)."""
-    key = (connection, json.dumps([config_file, sorted(overrides.items())]))
+    """The process's session of a connection name for results that are answered, or for results that are
+    withheld (role/warehouse overrides are part of its login)."""
+    key = (connection, json.dumps([config_file, sorted(overrides.items()), purpose]))
     with _SESSIONS_LOCK:
         if key not in _SESSIONS:
             parameters = {**connection_parameters(connection, config_file), **overrides}
@@ -163,6 +176,11 @@ class SqlRunner:
 
     def sql_batch(self, statements: Sequence[str]) -> list[list[Row]]:
         return [self._execute(s) for s in statements]
+
+    def withheld(self) -> SqlRunner:
+        """A runner for statements whose results are not returned (a subclass that keeps a session gives
+        them a session of their own)."""
+        return self
 
     def object_list(
         self, kind: ObjectKind, *, database: str | None, schema: str | None, like: str | None
@@ -193,14 +211,17 @@ class SnowConnector(SqlRunner):
     warehouse: str | None = None
     _session: Session | None = field(default=None, compare=False, repr=False)
 
-    def session(self) -> Session:
-        if self._session is not None:
+    def session(self, purpose: str = ANSWERS) -> Session:
+        if self._session is not None and purpose == ANSWERS:
             return self._session
         overrides = {k: v for k, v in (("role", self.role), ("warehouse", self.warehouse)) if v}
-        return session_for(self.connection, self.config_file, self.timeout, overrides)
+        return session_for(self.connection, self.config_file, self.timeout, overrides, purpose)
 
     def pinned(self, database: str | None, schema: str | None) -> SnowConnector:
         return dataclasses.replace(self, database=database, schema=schema, _session=self.session())
+
+    def withheld(self) -> SnowConnector:
+        return dataclasses.replace(self, _session=self.session(WITHHELD))
 
     def _execute(self, query: str) -> list[Row]:
         check_statement_text(query)  # the same refusals as the CLI transport, whatever the transport

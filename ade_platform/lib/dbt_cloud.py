@@ -1,15 +1,18 @@
 """dbt Cloud answers shaped for the agent and for the store: runs, jobs, steps, freshness and artifact summaries.
 
 Plain functions over the Administrative API v2 payloads (dicts as the API returns them), shared by the dbt-cloud
-toolset and the Dagster assets, so a cached answer and a live one have the same shape.
+toolset and the Dagster assets, so a cached answer and a live one have the same shape. Also what an agent's trigger
+may be (`checked_trigger`: the job allow-list and the dbt command policy of lib/dbt/command_policy.py) and which
+runs may stand for a job (`canonical_run`: never an agent's steps-override run).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import UTC, datetime
 from typing import Any
+
+from ade_platform.lib.dbt.command_policy import StepRefused, parse_steps
 
 STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "error", 30: "cancelled"}
 # dbtcloud_get_last_run's filter: dbt Cloud's status strings (case-insensitive) -> the numeric status.
@@ -44,15 +47,85 @@ def seconds_between(start: Any, end: Any) -> float | None:
     return round((b - a).total_seconds(), 3) if a and b else None
 
 
-def step_problem(step: str) -> str | None:
-    """Why a steps_override entry is not a dbt command dbt Cloud accepts, or None."""
+# ADE appends this to the cause of every run an agent triggers: dbt Cloud keeps no other record of who asked for a
+# run, and the canonical-run rule below must tell an agent's override run from an operator's.
+AGENT_CAUSE_MARK = " [via ADE]"
+
+
+def agent_cause(cause: str) -> str:
+    """The cause ADE sends to dbt Cloud for an agent's trigger."""
+    return cause + AGENT_CAUSE_MARK
+
+
+def steps_override_of(run: dict[str, Any]) -> list[str] | None:
+    """The run's steps override, from its `trigger` (the API includes it with include_related=["trigger"])."""
+    steps = (run.get("trigger") or {}).get("steps_override")
+    return [str(s) for s in steps] if isinstance(steps, list) and steps else None
+
+
+def started_by_agent(run: dict[str, Any]) -> bool:
+    return str((run.get("trigger") or {}).get("cause") or "").endswith(AGENT_CAUSE_MARK)
+
+
+def canonical_run(run: dict[str, Any]) -> bool:
+    """Whether a run's artifacts may stand for the job (the dbt tools' manifest, freshness): a run that ran the
+    job's own steps, or one whose steps an operator overrode. An agent's override run never is: what it ran was
+    chosen by the agent. A run listed without its trigger cannot be told apart, so it is not canonical either."""
+    if not isinstance(run.get("trigger"), dict):
+        return False
+    return steps_override_of(run) is None or not started_by_agent(run)
+
+
+class TriggerRefused(ValueError):
+    """A trigger refused before any API call: a stable error code, a detail and what to show with it."""
+
+    def __init__(self, code: str, detail: str, hint: str | None = None, **extra: Any):
+        super().__init__(detail)
+        self.code, self.detail, self.hint, self.extra = code, detail, hint, extra
+
+
+def checked_trigger(
+    job_id: int,
+    steps_override: list[str] | None,
+    *,
+    triggerable: list[int],
+    allow_steps_override: bool,
+    allow_full_refresh: bool,
+    secret: str = "",
+) -> list[str] | None:
+    """The steps to send for an agent's trigger (the policy's rendering), or TriggerRefused: a job off the
+    allow-list (`trigger_not_allowed`), an override when overrides are off or one the dbt command policy refuses
+    (`steps_override_refused`, naming the step and the token; a token holding the API token shows as ***)."""
+    if job_id not in triggerable:
+        raise TriggerRefused(
+            "trigger_not_allowed",
+            f"job {job_id} is not on the trigger allow-list",
+            "An operator adds it to dbt_cloud.triggerable_jobs in ade.yaml (default: tracked_jobs).",
+        )
+    if steps_override is None:
+        return None
+    if not allow_steps_override:
+        raise TriggerRefused(
+            "steps_override_refused",
+            "steps overrides are turned off (dbt_cloud.allow_steps_override: false); omit steps_override",
+        )
     try:
-        words = shlex.split(step)
-    except ValueError as exc:
-        return f"cannot parse {step!r}: {exc}"
-    if len(words) < 2 or words[0] != "dbt" or words[1].startswith("-"):
-        return f"{step!r} is not a dbt command (steps look like 'dbt run --select stg_orders+')"
-    return None
+        commands = parse_steps(steps_override, allow_full_refresh=allow_full_refresh)
+    except StepRefused as exc:
+        where = f"steps_override[{exc.index}]" if exc.index is not None else "steps_override"
+        detail, token = f"{where}: {exc.reason}", exc.token
+        if token and _overlaps(token, secret):
+            detail, token = detail.replace(token, "***"), "***"
+        raise TriggerRefused("steps_override_refused", detail, step_index=exc.index, token=token) from None
+    return [command.text for command in commands]
+
+
+def _overlaps(shown: str, secret: str) -> bool:
+    """Whether a token the policy names (perhaps truncated with …) holds the secret or 8 characters of it."""
+    core = shown.rstrip("…")
+    if not secret:
+        return False
+    return secret in core or any(core[i : i + 8] in secret for i in range(len(core) - 7))
 
 
 def triggered_by(run: dict[str, Any]) -> str:
@@ -95,8 +168,10 @@ def run_record(run: dict[str, Any]) -> dict[str, Any]:
         "finished_at": iso(run.get("finished_at")),
         "duration_seconds": seconds_between(run.get("started_at"), run.get("finished_at")),
         "git_sha": run.get("git_sha"),
-        "trigger_cause": trigger.get("cause"),
+        "trigger_cause": str(trigger.get("cause") or "").removesuffix(AGENT_CAUSE_MARK) or None,
         "triggered_by": triggered_by(run),
+        "started_by_agent": started_by_agent(run),
+        "steps_override": steps_override_of(run),
         "status_message": run.get("status_message"),
         "href": run.get("href"),
         "has_docs_generated": bool(run.get("has_docs_generated")),
@@ -119,6 +194,8 @@ def last_run_answer(record: dict[str, Any]) -> dict[str, Any]:
         "git_sha": record.get("git_sha"),
         "status_message": record.get("status_message"),
         "href": record.get("href"),
+        "started_by_agent": bool(record.get("started_by_agent")),
+        "steps_override": record.get("steps_override"),
     }
 
 

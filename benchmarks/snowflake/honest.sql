@@ -126,7 +126,7 @@ SELECT * FROM TABLE(INFER_SCHEMA(LOCATION => '@raw.shop.landing/orders/', FILE_F
 SELECT relative_path, size FROM DIRECTORY(@raw.shop.landing)
 EXPLAIN SELECT COUNT(*) FROM orders o JOIN customers c ON o.customer_id = c.id
 EXPLAIN USING TEXT SELECT * FROM orders
-DESCRIBE RESULT LAST_QUERY_ID()
+DESCRIBE RESULT LAST_QUERY_ID() -- DATA: reaches an earlier result (refused: SESSION_STATE_REFUSED)
 SHOW TABLES; SHOW VIEWS
 SELECT CURRENT_DATABASE(), CURRENT_SCHEMA(), CURRENT_ROLE()
 VALUES (1, 'one'), (2, 'two')

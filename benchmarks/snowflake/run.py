@@ -1,6 +1,6 @@
 """Snowflake: guardrail classification time per statement, and the proxy's overhead over plain `snow sql`.
 
-    python -m benchmarks.snowflake.run [--quick] [--transports-only]
+    python -m benchmarks.snowflake.run [--quick] [--transports-only] [--sessions-only]
 
 Classification: `classify_sql` (sqlglot AST, Snowflake dialect, exclusion checks) over a few hundred
 real-world-shaped statements plus both guard corpora, p50/p95 per statement.
@@ -8,6 +8,9 @@ Transports: the same statement as a plain `snow sql -q ... --format JSON_EXT` su
 `execute_sql` (classify -> wrap -> run -> redact) on each transport (`snow` CLI, connector session), directly
 and through MCP (in-memory client), against one local fakesnow server, in interleaved rounds; ratios of
 medians. Skipped when `snow` is not installed.
+Sessions: what keeping withheld (DATA) results off the answering session costs on the connector transport,
+next to one shared session and to the alternative (a cheap statement after each withheld result), plus the
+guard's session-state scan per statement.
 """
 
 from __future__ import annotations
@@ -180,6 +183,64 @@ def bench_proxy(quick: bool) -> None:
             ctx.live().flush()  # the audit runs are written in the background; the folder goes away next
 
 
+def bench_sessions(quick: bool) -> None:
+    """Per DATA statement on the connector: a session of its own for withheld results (what ships), one shared
+    session (before issue 23), and one shared session plus `SELECT 1` after each withheld result (the other
+    way to move LAST_QUERY_ID() off it); a login (paid once per connection name for the second session); and
+    the session-state token scan the guard adds to each classification."""
+    from ade_platform.clients.snow_connector import Session, SnowConnector, connection_parameters
+    from ade_platform.lib.guard import _tokens as tk
+    from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, start_stack
+
+    class SharedSession(SnowConnector):
+        def withheld(self) -> SnowConnector:
+            return self
+
+    class FollowedUp(SharedSession):
+        def sql(self, query: str) -> list[dict[str, Any]]:
+            rows = super().sql(query)
+            if "_ADE_PRESENT" in query:
+                super().sql("SELECT 1")  # LAST_QUERY_ID() now names this statement
+            return rows
+
+    repeats = 15 if quick else 60
+    statements = real_world(150 if quick else 400) + corpora()
+    tokens = [t for t in (tk.tokenize(s) for s in statements) if t is not None]
+    scan = timed(lambda: [tk.session_reach(t) + tk.session_objects(t) for t in tokens], 3, warm=True)
+    with tempfile.TemporaryDirectory() as tmp, start_stack(Path(tmp)) as stack:
+        where = {"connection": CONNECTION, "config_file": str(stack.config_file), "timeout": 120}
+        policy, limits = GuardPolicy(exclusion_patterns=("*.PROD_HR.*",)), ProxyLimits()
+        variants = {
+            "own session": SnowConnector(database=DATABASE, schema=SCHEMA, **where),
+            "shared": SharedSession(database=DATABASE, schema=SCHEMA, **where),
+            "shared + SELECT 1": FollowedUp(database=DATABASE, schema=SCHEMA, **where),
+        }
+        proxies = {name: Proxy(runner, policy, limits) for name, runner in variants.items()}
+        times: dict[str, list[float]] = {name: [] for name in proxies}
+        for proxy in proxies.values():
+            proxy.execute_sql(STATEMENTS["DATA"])  # logins outside the timings
+        for _ in range(repeats):
+            for name, proxy in proxies.items():
+                times[name] += timed(lambda proxy=proxy: proxy.execute_sql(STATEMENTS["DATA"]), 1)
+        parameters = connection_parameters(CONNECTION, stack.config_file)
+
+        def login() -> None:
+            session = Session(parameters, 120)
+            session.execute("SELECT 1", DATABASE, SCHEMA)
+            session.close()
+
+        logins = timed(login, 5 if quick else 15)
+    print(f"Snowflake sessions: one DATA statement through the proxy, connector transport ({repeats} rounds)")
+    base = statistics.median(times["shared"])
+    for name, values in times.items():
+        extra = (statistics.median(values) - base) * 1000
+        print(f"    {name:18} p50 {pct(values, 50) * 1000:7.2f} ms   p95 {pct(values, 95) * 1000:7.2f} ms"
+              f"   vs shared {extra:+6.2f} ms")  # fmt: skip
+    print(f"    login (second session, once per connection name)  p50 {pct(logins, 50) * 1000:7.1f} ms")
+    per = min(scan) / len(tokens) * 1e6
+    print(f"    guard session-state scan  {per:6.1f} us per statement ({len(tokens)} statements)")
+
+
 def _mcp_server(stack: Any, tmp: Path, transport: str) -> tuple[Any, Any]:
     from ade_platform.config import load_settings
     from mcp_bridge.context import BridgeContext
@@ -206,11 +267,16 @@ def main() -> None:
     parser.add_argument(
         "--transports-only", action="store_true", help="only the per-statement transport figures"
     )
+    parser.add_argument("--sessions-only", action="store_true", help="only the session-isolation figures")
     args = parser.parse_args()
+    if args.sessions_only:
+        bench_sessions(args.quick)
+        return
     if not args.transports_only:
         bench_classification(args.quick)
         bench_precision(args.quick)
         bench_proxy_work(args.quick)
+        bench_sessions(args.quick)
     bench_proxy(args.quick)
 
 

@@ -26,6 +26,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ade_platform.lib import dbt_cloud as lib
+from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -41,6 +42,8 @@ RUNS_ASSET = "dbt_cloud_runs"
 FRESHNESS_ASSET = "dbt_cloud_freshness"
 TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
 RESOURCE_URI = "dbtcloud://runs/{run_id}/artifacts/{name}"
+# dbt Cloud keeps 255 characters of a cause; ADE appends its mark to an agent's (lib.AGENT_CAUSE_MARK).
+CAUSE_MAX_CHARS = 255 - len(lib.AGENT_CAUSE_MARK)
 
 JobId = Annotated[int, Field(ge=1, description="The dbt Cloud job ID.")]
 RunId = Annotated[int, Field(ge=1, description="The dbt Cloud run ID.")]
@@ -99,6 +102,8 @@ class LastRunAnswer(TypedDict):
     git_sha: str | None
     status_message: str | None
     href: str | None
+    started_by_agent: bool
+    steps_override: list[str] | None
     provenance: dict[str, Any]
 
 
@@ -186,6 +191,24 @@ class DbtCloudService:
                 self._client = DbtCloudClient.from_settings(section)
             return self._client
 
+    def check_trigger(self, job_id: int, steps_override: list[str] | None) -> list[str] | None:
+        """Refuse, before any API call, a job off the allow-list or a steps override the policy does not allow;
+        the steps to send otherwise, as the policy rendered them (what runs is what was checked)."""
+        section = self.section
+        if section is None:
+            raise ToolFailure("dbt_cloud_not_configured", "no dbt_cloud: section in the configuration")
+        try:
+            return lib.checked_trigger(
+                job_id,
+                steps_override,
+                triggerable=section.triggerable(),
+                allow_steps_override=section.allow_steps_override,
+                allow_full_refresh=section.allow_full_refresh,
+                secret=section.api_token.get_secret_value(),
+            )
+        except lib.TriggerRefused as exc:
+            raise ToolFailure(exc.code, exc.detail, exc.hint, **exc.extra) from None
+
     def tracked(self, job_id: int) -> bool:
         return self.section is not None and job_id in self.section.tracked_jobs
 
@@ -259,26 +282,30 @@ def build(ctx: BridgeContext) -> FastMCP:
             str,
             Field(
                 min_length=1,
-                max_length=255,
+                max_length=CAUSE_MAX_CHARS,
                 description="Why the run is triggered; shown in dbt Cloud's run history and the audit trail.",
             ),
         ],
         steps_override: Annotated[
-            list[Annotated[str, Field(min_length=1, max_length=1000)]] | None,
+            list[Annotated[str, Field(min_length=1, max_length=MAX_STEP_CHARS)]] | None,
             Field(
-                max_length=20, description="dbt commands replacing the job's steps, e.g. ['dbt run -s x+']."
+                max_length=MAX_STEPS,
+                description="dbt commands replacing the job's steps, e.g. ['dbt run -s x+']: build, run, test, "
+                "seed, snapshot, compile, source freshness or docs generate with selection and behaviour options "
+                "(--select/-s, --exclude, --selector, --resource-type, --fail-fast, --defer, --state, "
+                "--favor-state, --threads, --warn-error); anything else is refused. An agent's override run "
+                "never feeds the dbt tools' manifest, run results or freshness.",
             ),
         ] = None,
     ) -> TriggerAnswer:
-        """Trigger a dbt Cloud job run and return its run id at once (use dbtcloud_poll_run to wait). Runs as an
-        audited Dagster run tagged with the job, the cause and the steps override."""
-        for step in steps_override or []:
-            if problem := lib.step_problem(step):
-                raise ToolFailure("invalid_argument", f"steps_override: {problem}")
-        arguments = {"job_id": job_id, "steps_override": steps_override}
+        """Trigger a dbt Cloud job run and return its run id at once (use dbtcloud_poll_run to wait). Only
+        allow-listed jobs (dbt_cloud.triggerable_jobs, by default the tracked ones). Runs as an audited Dagster
+        run tagged with the job, the cause and the steps override."""
+        steps = service.check_trigger(job_id, steps_override)
+        arguments = {"job_id": job_id, "steps_override": steps}
         run, stamp = await service.live(
             "dbtcloud_trigger_job",
-            lambda c: c.trigger_job(job_id, cause, steps_override),
+            lambda c: c.trigger_job(job_id, lib.agent_cause(cause), steps),
             arguments,
             cause=cause,
         )
@@ -289,7 +316,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             "created_at": lib.iso(run.get("created_at")),
             "href": run.get("href"),
             "cause": cause,
-            "steps_override": steps_override,
+            "steps_override": steps,
             "provenance": stamp,
         }
 

@@ -6,7 +6,9 @@ Reads are live: on Airflow and Prefect audited in the background like every read
 without an audit run (they read the audit trail itself, and would add a run to it at every look). get_last_run and get_run_history
 answer from the `orchestrator_runs_<backend>` snapshot for tracked DAGs when it holds the answer.
 orchestrator_trigger_dag is an audited Dagster run that starts the DAG run (Airflow), a flow run of the
-deployment (Prefect) or the job (Dagster). orchestrator_detect_patterns works on the text given, offline.
+deployment (Prefect) or submits a run of the platform's job to its instance (Dagster: the daemon launches it, never
+this process); only allow-listed DAGs, with a bounded conf (ade_platform/lib/orchestrator/trigger_policy.py).
+orchestrator_detect_patterns works on the text given, offline.
 Spec tools that return a list return an object here, the list under a named key.
 """
 
@@ -23,10 +25,22 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ade_platform.clients.orchestrator import OrchestratorClient, OrchestratorError, TaskRecord
+from ade_platform.clients.orchestrator import (
+    OrchestratorClient,
+    OrchestratorError,
+    TaskRecord,
+    conf_schema,
+    triggerable_dags,
+)
 from ade_platform.lib.orchestrator.logs import cap_log
 from ade_platform.lib.orchestrator.patterns import PatternResult, detect_patterns, detect_signatures
 from ade_platform.lib.orchestrator.runs import RunRecord, Status, normalize_status, summarize
+from ade_platform.lib.orchestrator.trigger_policy import (
+    ConfRefused,
+    check_conf,
+    check_conf_schema,
+    trigger_allowed,
+)
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -217,28 +231,31 @@ def build(ctx: BridgeContext) -> FastMCP:
             dict[str, Any] | None,
             Field(
                 description="Run configuration: DAG conf (Airflow), flow parameters (Prefect), recorded in "
-                "the run's tags (Dagster). Put the reason in conf.reason: it is the audit trail.",
+                "the run's tags (Dagster). Plain JSON within orchestrators.max_conf_bytes, max_conf_depth "
+                "and max_conf_keys, matching the DAG's conf schema if it has one. Put the reason in "
+                "conf.reason: it is the audit trail.",
             ),
         ] = None,
     ) -> Triggered:
         """Start a run now and return at once with its run id (not idempotent: two calls, two runs).
 
-        Airflow: a DAG run with conf; Prefect: a flow run of the deployment; Dagster: the platform's job.
-        The call itself is an audited Dagster run tagged with the backend, DAG and conf (secrets
+        Only DAGs on the backend's allow-list (orchestrators.<backend>.triggerable, by default the
+        tracked ones) can be started. Airflow: a DAG run with conf; Prefect: a flow run of the
+        deployment; Dagster: a run of the platform's job submitted to its instance (the daemon launches
+        it). The call itself is an audited Dagster run tagged with the backend, DAG and conf (secrets
         redacted). Follow the run with orchestrator_get_last_run or orchestrator_get_task_status.
         """
         arguments = {"dag_id": dag_id, "backend": backend, "conf": conf}
         if backend != "dagster":
-            client(backend)  # an unconfigured backend fails here, before any audit run starts
-
-        def run() -> RunRecord:
-            if backend == "dagster":
-                return _trigger_dagster(ctx, dag_id, conf)
-            return client(backend).trigger(dag_id, conf)
-
+            client(backend)  # an unconfigured backend fails here (opening a client sends no request)
+        _check_trigger(settings, backend, dag_id, conf)
         try:
             result = ctx.live().run(
-                "orchestrator_trigger_dag", run, arguments=arguments, cause=_reason(conf), effects="external"
+                "orchestrator_trigger_dag",
+                lambda: client(backend).trigger(dag_id, conf),
+                arguments=arguments,
+                cause=_reason(conf),
+                effects="external",
             )
         except OrchestratorError as exc:
             raise ToolFailure(exc.code, exc.detail, _HINTS.get(exc.code)) from None
@@ -406,35 +423,28 @@ def _open_client(ctx: BridgeContext, backend: str) -> OrchestratorClient:
         raise ToolFailure(exc.code, exc.detail) from None
 
 
-_launchers: dict[int, Any] = {}
-_launcher_lock = threading.Lock()
-
-
-def _trigger_dagster(ctx: BridgeContext, dag_id: str, conf: dict[str, Any] | None) -> RunRecord:
-    from ade_platform.jobs import JobLauncher, UnknownJob
-
-    with _launcher_lock:
-        launcher = _launchers.get(id(ctx))
-        if launcher is None:
-            launcher = _launchers[id(ctx)] = JobLauncher(ctx.settings, ctx.live().instance())
+def _check_trigger(settings: Any, backend: str, dag_id: str, conf: dict[str, Any] | None) -> None:
+    """Refuse, before any call or audit run, a DAG off the allow-list or a conf outside the bounds or its schema."""
+    if not trigger_allowed(backend, dag_id, triggerable_dags(settings, backend)):
+        raise ToolFailure(
+            "trigger_not_allowed",
+            f"{dag_id!r} is not on the {backend} trigger allow-list",
+            hint=f"An operator adds it to orchestrators.{backend}.triggerable in ade.yaml (default: the tracked "
+            "DAGs); the platform's internal Dagster jobs are never triggerable.",
+        )
+    limits = settings.orchestrators
     try:
-        run_id = launcher.launch(dag_id, conf, tool="orchestrator_trigger_dag")
-    except UnknownJob as exc:
-        raise OrchestratorError(
-            "dag_not_found", f"the platform defines no Dagster job {dag_id!r}; jobs: {exc.known[:30]}"
-        ) from None
-    now = datetime.now(UTC).isoformat()
-    return {
-        "run_id": run_id,
-        "state": "QUEUED",
-        "status": "queued",
-        "execution_date": now,
-        "start_date": None,
-        "end_date": None,
-        "duration_seconds": None,
-        "run_type": "manual",
-        "external_trigger": True,
-    }
+        check_conf(
+            conf,
+            max_bytes=limits.max_conf_bytes,
+            max_depth=limits.max_conf_depth,
+            max_keys=limits.max_conf_keys,
+        )
+        schema = conf_schema(settings, backend, dag_id)
+        if schema is not None:
+            check_conf_schema(conf, schema, dag_id)
+    except ConfRefused as exc:
+        raise ToolFailure("conf_refused", str(exc)) from None
 
 
 def _newer_run(client: OrchestratorClient, dag_id: str, runs: list[RunRecord]) -> str | None:

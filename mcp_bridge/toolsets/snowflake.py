@@ -77,7 +77,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         table, null tests only) returns the values. DATA returns `columns` (name, type, null_percentage),
         `row_count` and, for VARIANT columns, `variant_interfaces` (TypeScript: keys and types, never values);
         statistics and types are withheld (null) when the query shape could answer a predicate. Writes,
-        batches and excluded objects are refused before anything runs.
+        batches and excluded objects are refused before anything runs; so is anything reaching an earlier
+        statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, DESCRIBE RESULT, $var):
+        SESSION_STATE_REFUSED, since each call stands alone.
         """
         with failures():
             _, proxy = rt.services(connection)

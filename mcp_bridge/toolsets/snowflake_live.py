@@ -176,8 +176,9 @@ def register_live_tools(server: FastMCP, rt: SnowflakeRuntime) -> None:
         cause: Cause = None,
     ) -> DdlResult:
         """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
-        returned. Refused: excluded objects, DML, procedures/scripts, unloads, and (unless
-        guardrail.allowDdlWithQueries) CREATE ... AS SELECT."""
+        returned. Refused: excluded objects, DML, procedures/scripts, unloads, temporary objects and anything
+        reading an earlier result (SESSION_STATE_REFUSED), and (unless guardrail.allowDdlWithQueries)
+        CREATE ... AS SELECT."""
         with failures():
             _, proxy = rt.services(connection)
             classification = proxy.check_ddl(ddl)

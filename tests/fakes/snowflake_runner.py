@@ -47,6 +47,9 @@ class ScriptedRunner:
     def pinned(self, database: str | None, schema: str | None) -> ScriptedRunner:
         return dataclasses.replace(self, database=database, schema=schema)
 
+    def withheld(self) -> ScriptedRunner:
+        return self
+
 
 @dataclass
 class ConnectorRunner(SqlRunner):

@@ -1,5 +1,5 @@
-"""A local Snowflake for the snowflake toolset tests: a fakesnow server on loopback, seeded with canary
-values, and a snow CLI config (chmod 0600) whose named connection points at it.
+"""A local Snowflake for the snowflake toolset tests: a fakesnow server on loopback (with the session features
+of tests/fakes/fakesnow_server.py), seeded with canary values, and a snow CLI config (chmod 0600) whose named connection points at it.
 
 Canaries are values that must never appear in any tool answer: unique strings and numbers in plain
 columns, inside VARIANT values (including data-like object keys), and in excluded objects.
@@ -191,11 +191,12 @@ def start_stack(workdir: Path) -> Iterator[SnowflakeStack]:
     port = free_port()
     log = (workdir / "fakesnow.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fakesnow", "-s", "--port", str(port)],
+        # fakesnow plus LAST_QUERY_ID, DESCRIBE RESULT and dynamic PIVOT (tests/fakes/fakesnow_server.py)
+        [sys.executable, "-m", "tests.fakes.fakesnow_server", "--port", str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=workdir,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO_ROOT)},
     )
     try:
         _wait_for(port, proc)

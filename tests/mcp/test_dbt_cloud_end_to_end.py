@@ -106,12 +106,44 @@ def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytes
     assert not ok and missing["error"] == "artifact_not_found"
     assert DEMO_TOKEN not in json.dumps([run, polled, results["provenance"], last, fresh, missing])
 
+    # An agent's allowed override run of the same job succeeds and is newer, with every artifact (the job adds its
+    # freshness and docs steps): it never stands for the job (issue 23 §1).
+    ok, override = call_tool(
+        server,
+        "dbtcloud_trigger_job",
+        {
+            "job_id": DAILY_JOB,
+            "cause": "Agent: compile one model",
+            "steps_override": ["dbt compile -s stg_orders"],
+        },
+    )
+    assert ok and override["steps_override"] == ["dbt compile --select stg_orders"], override
+    polled, _ = asyncio.run(_poll_with_progress(server, override["run_id"]))
+    assert polled["status"] == "success", polled
+    ok, written = call_tool(
+        server, "dbtcloud_fetch_artifact", {"run_id": override["run_id"], "artifact": "sources.json"}
+    )
+    assert ok and written["size_bytes"] > 0  # the override run did write freshness results...
+    ok, fresh = call_tool(server, "dbtcloud_get_source_freshness", {"job_id": DAILY_JOB})
+    assert ok and fresh["run_id"] == run["run_id"], fresh  # ...but the job's freshness is the canonical run's
+
     # Dagster snapshots the account; the dbt-artifacts tools then answer from the dbt Cloud run's artifacts.
-    assets_answer_from_dbt_cloud(emulator, monkeypatch, success_run=run["run_id"], failed_run=bad["run_id"])
+    assets_answer_from_dbt_cloud(
+        emulator,
+        monkeypatch,
+        success_run=run["run_id"],
+        failed_run=bad["run_id"],
+        override_run=override["run_id"],
+    )
 
 
 def assets_answer_from_dbt_cloud(
-    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, *, success_run: int, failed_run: int
+    emulator: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    success_run: int,
+    failed_run: int,
+    override_run: int,
 ) -> None:
     import io
 
@@ -132,8 +164,13 @@ def assets_answer_from_dbt_cloud(
     )
     assert ok, lineage
     assert "model.dbt_demo.stg_orders" in json.dumps(lineage)
+    # The manifest and run results are the canonical run's, not the newer override run's.
     assert lineage["provenance"]["dbt_cloud"]["run_id"] == success_run
     assert lineage["provenance"]["dbt_cloud"]["job_id"] == DAILY_JOB
+    ok, failed_models = call_tool(build_artifacts(ctx), "dbt_get_failed_models", {})
+    assert ok and failed_models["provenance"]["dbt_cloud"]["run_id"] == success_run, failed_models[
+        "provenance"
+    ]
 
     server = build(ctx)
     ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": FRESHNESS_GATE_JOB, "status": "Error"})
@@ -142,6 +179,9 @@ def assets_answer_from_dbt_cloud(
     assert ok and jobs["provenance"]["source"] == "cache" and jobs["count"] == 3
     ok, fresh = call_tool(server, "dbtcloud_get_source_freshness", {"job_id": DAILY_JOB})
     assert ok and fresh["provenance"]["source"] == "cache" and fresh["run_id"] == success_run
+    # The run history still shows the override run for what it is.
+    ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": DAILY_JOB})
+    assert ok and last["run_id"] == override_run and last["started_by_agent"] and last["steps_override"]
 
     # The sensor notices the failed run of a tracked job once.
     defs = build_definitions(settings)

@@ -27,9 +27,12 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
         yield emu
 
 
+TRIGGERABLE = "  triggerable_jobs: [7301, 7302, 7303]\n"
+
+
 @pytest.fixture(scope="module")
 def server(emulator: Emulator):
-    settings = emulator.settings()
+    settings = emulator.settings(extra=TRIGGERABLE)
     server = build(BridgeContext.from_settings(settings))
     server.ade_settings = settings  # for the audit test
     return server
@@ -55,7 +58,7 @@ def test_list_jobs_live(server) -> None:
 
 def test_bad_token_is_auth_failed_without_the_token(emulator: Emulator) -> None:
     wrong = "dbtc_wrong_token_0123456789"
-    server = build(BridgeContext.from_settings(emulator.settings(token=wrong)))
+    server = build(BridgeContext.from_settings(emulator.settings(token=wrong, extra=TRIGGERABLE)))
     results = call_tools(
         server,
         [
@@ -84,7 +87,14 @@ def test_unknown_job_and_run(server) -> None:
         ],
     )
     codes = [body["error"] for ok, body in results if not ok]
-    assert codes == ["job_not_found", "job_not_found", "run_not_found", "run_not_found", "job_not_found"]
+    # a job off the allow-list is refused before dbt Cloud is asked
+    assert codes == [
+        "job_not_found",
+        "trigger_not_allowed",
+        "run_not_found",
+        "run_not_found",
+        "job_not_found",
+    ]
 
 
 def test_no_matching_run_and_no_freshness(server) -> None:
@@ -126,7 +136,7 @@ def test_bad_steps_override_changes_nothing(emulator: Emulator, server) -> None:
     ok, body = call_tool(
         server, "dbtcloud_trigger_job", {"job_id": CI_JOB, "cause": "test", "steps_override": ["rm -rf /"]}
     )
-    assert not ok and body["error"] == "invalid_argument"
+    assert not ok and body["error"] == "steps_override_refused" and body["token"] == "rm"
     ok, body = call_tool(server, "dbtcloud_get_last_run", {"job_id": CI_JOB, "status": None})
     assert not ok and body["error"] == "no_matching_run"  # nothing was triggered
 
@@ -140,21 +150,22 @@ def test_trigger_then_poll_times_out(emulator: Emulator, server, tmp_path: Path)
             {
                 "job_id": CI_JOB,
                 "cause": "Agent-triggered: poll timeout test",
-                "steps_override": ["dbt parse"],
+                "steps_override": ["dbt compile -s stg_orders"],
             },
         )
         assert ok, run
-        assert (
-            run["status"] == "queued" and run["job_id"] == CI_JOB and run["steps_override"] == ["dbt parse"]
-        )
+        assert run["status"] == "queued" and run["job_id"] == CI_JOB
+        assert run["steps_override"] == ["dbt compile --select stg_orders"]
         assert run["provenance"]["source"] == "live" and run["href"].endswith(f"/runs/{run['run_id']}/")
         ok, polled = call_tool(server, "dbtcloud_poll_run", {"run_id": run["run_id"], "timeout_seconds": 0})
         assert ok, polled
         assert polled["timed_out"] is True and polled["status"] == "queued", polled
-        assert polled["status_checks"] == 1 and polled["steps"][0]["name"] == "dbt parse"
+        assert (
+            polled["status_checks"] == 1 and polled["steps"][0]["name"] == "dbt compile --select stg_orders"
+        )
     ok, last = call_tool(server, "dbtcloud_get_last_run", {"job_id": CI_JOB, "status": None})
     assert ok and last["run_id"] == run["run_id"] and last["cause"] == "Agent-triggered: poll timeout test"
-    assert last["triggered_by"] == "api"
+    assert last["triggered_by"] == "api" and last["started_by_agent"] is True
 
 
 @pytest.mark.slow
@@ -174,5 +185,5 @@ def test_token_never_in_audit_tags(server) -> None:
         assert trigger.tags["ade/cause"] == "Agent-triggered: poll timeout test"
         assert json.loads(trigger.tags["ade/arguments"]) == {
             "job_id": CI_JOB,
-            "steps_override": ["dbt parse"],
+            "steps_override": ["dbt compile --select stg_orders"],
         }

@@ -96,6 +96,7 @@ def test_no_canary_leaks_through_the_full_corpus(snowflake_stack: Any, tmp_path:
         "WRITE_REFUSED",
         "MULTI_STATEMENT",
         "QUERY_FAILED",
+        "SESSION_STATE_REFUSED",
     } <= errors
     kinds = {json.loads(text).get("classification") for _, _, is_error, text in answers if not is_error}
     assert {"METADATA", "SCALAR", "DATA"} <= kinds

@@ -50,6 +50,7 @@ def airflow_stack(airflow_server: dict[str, str], tmp_path_factory: pytest.TempP
             username=airflow_server["username"],
             password=SecretStr(airflow_server["password"]),
             dags=["dbt_nightly", "hello_success"],
+            triggerable=["hello_success", "no_such_dag"],  # listed but absent: Airflow answers dag_not_found
         )
     )
     settings = settings_for(home).model_copy(update={"orchestrators": orchestrators})
@@ -123,6 +124,7 @@ ERRORS = [
     ("orchestrator_get_task_status", {"dag_id": "dbt_nightly", "run_id": "nope", "task_id": "x"}, "run_not_found"),
     ("orchestrator_fetch_logs", {"dag_id": "dbt_nightly", "run_id": "@run", "task_id": "nope"}, "task_not_found"),
     ("orchestrator_trigger_dag", {"dag_id": "no_such_dag"}, "dag_not_found"),
+    ("orchestrator_trigger_dag", {"dag_id": "dbt_nightly"}, "trigger_not_allowed"),  # tracked, not triggerable
 ]  # fmt: skip
 
 

@@ -41,7 +41,12 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 
 def _settings(home: Path, **update: Any) -> Settings:
-    base = settings_for(home, DBT_CLOUD_API_TOKEN=DBT_TOKEN, ADE_MCP_TOKEN=MCP_TOKEN)
+    base = settings_for(
+        home,
+        ADE_DBT_CLOUD_URL="http://127.0.0.1:9/api/v2",  # configured (the section is off without a URL), never called
+        DBT_CLOUD_API_TOKEN=DBT_TOKEN,
+        ADE_MCP_TOKEN=MCP_TOKEN,
+    )
     return base.model_copy(update=update)
 
 

@@ -22,7 +22,9 @@ P = {"backend": "prefect"}
 def prefect_stack(prefect_server: dict[str, str], tmp_path_factory: pytest.TempPathFactory):
     home = tmp_path_factory.mktemp("orch-prefect") / "ade"
     orchestrators = OrchestratorSettings(
-        prefect=PrefectSettings(api_url=prefect_server["url"], flows=["hello"])
+        prefect=PrefectSettings(
+            api_url=prefect_server["url"], flows=["hello"], triggerable=["hello", "nightly_dbt"]
+        )
     )
     settings = settings_for(home).model_copy(update={"orchestrators": orchestrators})
     ctx = BridgeContext.from_settings(settings)
@@ -78,7 +80,8 @@ ERRORS = [
     ("orchestrator_get_last_run", {"dag_id": "hello/no-such-deployment"}, "dag_not_found"),
     ("orchestrator_get_task_status", {"dag_id": "hello", "run_id": "nope", "task_id": "x"}, "run_not_found"),
     ("orchestrator_fetch_logs", {"dag_id": "nightly_dbt", "run_id": "@failed", "task_id": "nope"}, "task_not_found"),
-    ("orchestrator_trigger_dag", {"dag_id": "nightly_dbt"}, "dag_not_found"),
+    ("orchestrator_trigger_dag", {"dag_id": "nightly_dbt"}, "dag_not_found"),  # listed; a flow with no deployment
+    ("orchestrator_trigger_dag", {"dag_id": "flaky_extract"}, "trigger_not_allowed"),
 ]  # fmt: skip
 
 

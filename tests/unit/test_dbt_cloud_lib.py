@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ade_platform.lib import dbt_cloud as lib
 
 
@@ -14,9 +16,57 @@ def test_statuses_and_times() -> None:
     assert lib.seconds_between(None, "2026-02-19T06:24:30Z") is None
 
 
-def test_step_problem() -> None:
-    assert lib.step_problem("dbt run --select stg_orders+") is None
-    assert lib.step_problem("rm -rf /") and lib.step_problem("dbt") and lib.step_problem("dbt 'unclosed")
+def test_canonical_runs() -> None:
+    """An agent's steps-override run never stands for the job; the job's own steps and an operator's override do;
+    a run listed without its trigger cannot be told apart and does not either."""
+    agent = lib.agent_cause("Agent-triggered: rebuild stg_orders")
+    assert agent.endswith(lib.AGENT_CAUSE_MARK)
+    runs = {
+        "scheduled": {"trigger": {"cause": "Scheduled run", "steps_override": None}},
+        "agent_job_steps": {"trigger": {"cause": agent, "steps_override": None}},
+        "operator_override": {"trigger": {"cause": "hotfix by ops", "steps_override": ["dbt run -s x"]}},
+        "agent_override": {"trigger": {"cause": agent, "steps_override": ["dbt run -s x"]}},
+        "no_trigger": {"trigger": None},
+    }
+    assert {name: lib.canonical_run(run) for name, run in runs.items()} == {
+        "scheduled": True,
+        "agent_job_steps": True,
+        "operator_override": True,
+        "agent_override": False,
+        "no_trigger": False,
+    }
+    record = lib.run_record({"id": 9, "status": 10, **runs["agent_override"]})
+    assert (
+        record["trigger_cause"] == "Agent-triggered: rebuild stg_orders"
+    )  # the mark is ADE's, not the agent's
+    assert record["started_by_agent"] and record["steps_override"] == ["dbt run -s x"]
+    answer = lib.last_run_answer(record)
+    assert answer["started_by_agent"] and answer["steps_override"] == ["dbt run -s x"]
+
+
+def test_checked_trigger() -> None:
+    policy = {
+        "triggerable": [7],
+        "allow_steps_override": True,
+        "allow_full_refresh": False,
+        "secret": "dbtc_s3cr3t_t0ken",
+    }
+    assert lib.checked_trigger(7, None, **policy) is None
+    assert lib.checked_trigger(7, ["dbt run -s x"], **policy) == ["dbt run --select x"]
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(8, None, **policy)
+    assert refused.value.code == "trigger_not_allowed"
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(7, ["dbt build"], **{**policy, "allow_steps_override": False})
+    assert refused.value.code == "steps_override_refused" and "allow_steps_override" in refused.value.detail
+    with pytest.raises(lib.TriggerRefused) as refused:
+        lib.checked_trigger(7, ["dbt seed", "dbt build --target prod"], **policy)
+    assert refused.value.extra == {"step_index": 1, "token": "--target"}
+    # a token that is (a piece of) the API token is never shown
+    for step in ("dbt build dbtc_s3cr3t_t0ken", "dbt dbtc_s3cr3t_t0ken", "dbt build --dbtc_s3cr3t"):
+        with pytest.raises(lib.TriggerRefused) as refused:
+            lib.checked_trigger(7, [step], **policy)
+        assert "s3cr3t" not in refused.value.detail and refused.value.extra["token"] == "***", step
 
 
 def test_run_record_and_last_run() -> None:

@@ -61,7 +61,11 @@ def test_adversarial_statement_is_never_allowed(case: dict[str, Any]) -> None:
     result = classify_sql(case["sql"], GuardPolicy())
     if case["must"] == "WRITE":
         assert result.classification == "WRITE", (case["why"], result.reasons)
-        assert decide(result, "execute_sql").error in ("WRITE_REFUSED", "MULTI_STATEMENT")
+        assert decide(result, "execute_sql").error in (
+            "WRITE_REFUSED",
+            "MULTI_STATEMENT",
+            "SESSION_STATE_REFUSED",
+        )
     else:
         assert result.classification in ("DATA", "WRITE"), (case["why"], result.reasons)
         assert not decide(result, "execute_scalar").allowed
@@ -116,7 +120,8 @@ def test_staged_file_metadata_checks_stage_and_format_exclusions() -> None:
     ]
     assert classify_sql("LIST @raw.s.pii_landing", policy).excluded == ["@RAW.S.PII_LANDING"]
     variable = classify_sql("SELECT * FROM TABLE(INFER_SCHEMA(LOCATION => $loc))", GuardPolicy())
-    assert variable.classification == "DATA"
+    assert variable.classification == "WRITE"
+    assert decide(variable, "execute_sql").error == "SESSION_STATE_REFUSED"
 
 
 def test_get_ddl_folds_concatenated_literals_for_exclusions() -> None:

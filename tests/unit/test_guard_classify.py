@@ -41,7 +41,9 @@ def test_corpus_is_broad() -> None:
         "value_aggregate:MAX", "value_aggregate:MIN", "value_aggregate:ANY_VALUE", "value_aggregate:LISTAGG",
         "value_aggregate:ARRAY_AGG", "value_aggregate:MODE", "group_by", "window_function", "pivot",
         "filter_predicate", "set_operation:UNION", "ambiguous_comment", "lookalike_metadata", "multi_statement",
-        "result_scan", "opaque_code:EXECUTE", "opaque_code:CALL", "data_egress:COPY_INTO_LOCATION",
+        "session_reach:RESULT_SCAN", "session_reach:LAST_QUERY_ID", "session_reach:DESCRIBE_RESULT",
+        "session_reach:SESSION_VARIABLE", "session_reach:PIPE_OPERATOR", "session_object:TEMPORARY",
+        "opaque_code:EXECUTE", "opaque_code:CALL", "data_egress:COPY_INTO_LOCATION",
         "session_state:USE", "session_state:SET", "unknown_table_function", "side_effect_function",
         "quoted_function_name", "unverified_function", "stage_read",
     ]  # fmt: skip
@@ -85,7 +87,7 @@ def test_every_nesting_site_is_collected() -> None:
         ("SELECT id FROM users ORDER BY (ssn = '1') DESC LIMIT 1", False, True),
         ("SELECT * FROM users u JOIN guesses g ON u.ssn = g.v", False, True),
         ("SELECT * FROM t PIVOT(COUNT(id) FOR k IN (ANY))", False, False),
-        ("SELECT * FROM TABLE(RESULT_SCAN(LAST_QUERY_ID()))", False, False),
+        ("SELECT * FROM t PIVOT(COUNT(id) FOR k IN (SELECT k FROM t))", False, False),
         ("SELECT 1; SELECT * FROM users", False, False),
     ],
 )
@@ -170,11 +172,29 @@ def test_explain_reasons_are_readable() -> None:
         ("COPY INTO @s FROM (SELECT * FROM orders)", "execute_ddl", False, "WRITE_REFUSED"),
         ("SELECT 1; SELECT 2", "execute_sql", False, "MULTI_STATEMENT"),
         ("CREATE TABLE a (x INT); CREATE TABLE b (x INT)", "execute_ddl", False, "MULTI_STATEMENT"),
+        ("DESCRIBE RESULT LAST_QUERY_ID()", "execute_sql", False, "SESSION_STATE_REFUSED"),
+        ("SELECT COUNT(*) FROM TABLE(RESULT_SCAN('q'))", "execute_scalar", False, "SESSION_STATE_REFUSED"),
+        ("SHOW VARIABLES", "execute_scalar", False, "SESSION_STATE_REFUSED"),
+        ("CREATE TABLE k AS SELECT * FROM TABLE(RESULT_SCAN(LAST_QUERY_ID()))", "execute_ddl", False,
+         "SESSION_STATE_REFUSED"),
+        ("CREATE TEMPORARY TABLE orders (a INT)", "execute_ddl", False, "SESSION_STATE_REFUSED"),
+        ("SHOW TABLES; SELECT * FROM TABLE(RESULT_SCAN(LAST_QUERY_ID()))", "execute_sql", False,
+         "SESSION_STATE_REFUSED"),
     ],
-)
+)  # fmt: skip
 def test_decide(sql: str, tool: Any, allowed: bool, error: str | None) -> None:
     decision = decide(classify_sql(sql, GuardPolicy()), tool)
     assert (decision.allowed, decision.error) == (allowed, error)
+
+
+def test_session_state_is_refused_before_exclusions_in_every_tool() -> None:
+    """A result of another statement is refused as such, even when the policy has exclusions (RESULT_SCAN's
+    source is also unknown to the exclusion check): the code tells the agent what to change."""
+    policy = GuardPolicy(exclusion_patterns=("PROD.*",))
+    for sql in ["SELECT * FROM TABLE(RESULT_SCAN(LAST_QUERY_ID()))", "DESCRIBE RESULT LAST_QUERY_ID()"]:
+        for tool in ("execute_sql", "execute_scalar", "execute_ddl"):
+            decision = decide(classify_sql(sql, policy), tool)  # type: ignore[arg-type]
+            assert decision.error == "SESSION_STATE_REFUSED", (sql, tool)
 
 
 def test_decide_refuses_excluded_objects_everywhere() -> None:

@@ -127,6 +127,23 @@ def test_defaults_resolve_unqualified_names() -> None:
     assert classify_sql("SELECT * FROM prod.hr.salaries", pinned).excluded == ["PROD.HR.SALARIES"]
 
 
+def test_an_unqualified_name_is_also_checked_where_the_search_path_finds_it() -> None:
+    """Snowflake resolves an unqualified name in a query through SEARCH_PATH, `$current, $public` by default:
+    `salaries` missing from the pinned schema is PUBLIC.SALARIES, so an exclusion of that must hold."""
+    policy = GuardPolicy(
+        exclusion_patterns=("*.PUBLIC.SALARIES",), default_database="DB", default_schema="APP"
+    )
+    for sql in ["SELECT COUNT(*) FROM salaries", "SELECT * FROM orders JOIN salaries USING (id)"]:
+        assert classify_sql(sql, policy).excluded == ["SALARIES"], sql
+    # Qualified names and DDL targets do not go through the search path.
+    assert classify_sql("SELECT COUNT(*) FROM app.salaries", policy).excluded == []
+    assert classify_sql("SELECT COUNT(*) FROM db.app.salaries", policy).excluded == []
+    assert classify_sql("DESCRIBE TABLE salaries", policy).excluded == []
+    # The catalog places the name in the current schema: that is where it resolves.
+    catalog = {"DB.APP.SALARIES": "TABLE"}
+    assert classify_sql("SELECT COUNT(*) FROM salaries", policy, object_types=catalog).excluded == []
+
+
 def test_runtime_only_objects_fail_closed() -> None:
     for sql in [
         "SELECT * FROM IDENTIFIER($t)",

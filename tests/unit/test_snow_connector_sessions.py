@@ -1,9 +1,11 @@
 """The connector transport keeps one logged-in session per snow connection name, against a real fakesnow server:
 statements and pinned runners reuse it, another name gets its own, a busy session makes a caller wait at most
-the statement timeout, and a closed session logs in again on the next statement."""
+the statement timeout, a closed session logs in again on the next statement, and withheld (DATA) results live
+on a session of their own that no answered statement shares."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from ade_platform.clients.snow_connector import Session, SnowConnector, connection_parameters
+from ade_platform.lib.guard import GuardPolicy
 from ade_platform.lib.snowflake.errors import CliFailure
+from ade_platform.lib.snowflake.proxy import Proxy, ProxyLimits
 from tests.fakes.snowflake_stack import CONNECTION, DATABASE, SCHEMA, SnowflakeStack, start_stack
 
 OTHER = "reporting"
@@ -103,3 +107,32 @@ def test_unknown_connection_name_is_a_clear_failure(tmp_path: Path) -> None:
     with pytest.raises(CliFailure) as caught:
         connection_parameters("missing", tmp_path / "config.toml")
     assert caught.value.code == "AUTH_FAILED"
+
+
+def test_a_withheld_result_is_out_of_reach_of_the_answering_session(stack: SnowflakeStack) -> None:
+    """Defence in depth behind the guard's `session_reach` refusals: a dynamic PIVOT's result (columns named
+    after cell values, withheld by the proxy) is not on the session where answered statements run, so even a
+    statement the guard wrongly let through could not describe it there, however far back it looks."""
+    answering = runner(stack)
+    proxy = Proxy(answering, GuardPolicy(), ProxyLimits())
+    pivot = "SELECT * FROM (SELECT id, tier FROM customers) PIVOT(COUNT(id) FOR tier IN (ANY ORDER BY tier))"
+    answer = proxy.execute_sql(pivot)
+    assert answer["classification"] == "DATA" and answer["names_withheld"]
+    assert "platinum-qz7k1" not in json.dumps(answer)
+
+    withheld = answering.withheld()
+    assert withheld.session() is not answering.session()
+    assert withheld.withheld().session() is withheld.session()
+    assert withheld.pinned(DATABASE, SCHEMA).session() is withheld.session()
+    answering.sql("SELECT 1 AS one")  # the answering session has a history of its own
+    seen = 0
+    for n in range(1, 12):  # bypassing the guard: the n-th statement of the answering session, from its login
+        try:
+            described = answering.sql(f"DESCRIBE RESULT LAST_QUERY_ID({n})")
+        except CliFailure:
+            break  # fewer statements than n
+        seen += 1
+        assert "platinum-qz7k1" not in json.dumps(described), n
+    assert seen >= 2, "the answering session's own statements were described"
+    # The check looked in the right place: the pivot's result is where the proxy ran it.
+    assert "platinum-qz7k1" in json.dumps(withheld.sql("DESCRIBE RESULT LAST_QUERY_ID(-1)"))

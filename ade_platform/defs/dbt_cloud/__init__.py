@@ -133,7 +133,8 @@ def build_dbt_cloud_definitions(settings: Settings) -> Definitions:
         name=FRESHNESS_ASSET,
         group_name=GROUP,
         description="Per-source freshness from the sources.json of the newest completed run of each tracked job "
-        "that runs source freshness (dbtcloud_get_source_freshness answers from it).",
+        "that runs source freshness, an agent's steps-override runs aside (dbtcloud_get_source_freshness answers "
+        "from it).",
         kinds={"dbt"},
     )
     def dbt_cloud_freshness(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
@@ -178,7 +179,8 @@ def _artifacts_asset(section: DbtCloudSettings, job_id: int) -> Any:
         description=f"The artifacts of dbt Cloud job {job_id}'s newest completed run (each file from the newest run "
         "that wrote it: a failed run's run_results, the last docs run's catalog) published into the dbt_manifest, "
         "dbt_catalog, dbt_run_results and dbt_sources slots, then the lineage index: the dbt-artifacts tools answer "
-        "for this dbt Cloud project, with provenance naming the run.",
+        "for this dbt Cloud project, with provenance naming the run. A run an agent started with a steps override "
+        "never counts: only the job's own steps, or an operator's override.",
         kinds={"dbt"},
     )
     def dbt_cloud_artifacts(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
@@ -223,7 +225,10 @@ def _artifacts_asset(section: DbtCloudSettings, job_id: int) -> Any:
         except DbtCloudError as exc:
             raise _failure(exc) from None
         if "manifest.json" not in published:
-            raise Failure(f"no completed run of dbt Cloud job {job_id} has a manifest.json")
+            raise Failure(
+                f"no completed run of dbt Cloud job {job_id} has a manifest.json (an agent's steps-override runs "
+                "do not count)"
+            )
         index_prov, stats = publish_lineage_index(writer, reader, run_id=context.run.run_id)
         publish_select_star(writer, reader, None, run_id=context.run.run_id)
         return MaterializeResult(
@@ -245,10 +250,10 @@ def _already_published(reader: Any, asset_name: str, origin: dict[str, Any]) -> 
 
 
 def _wait_for_first_run(context: AssetExecutionContext, client: DbtCloudClient, job_id: int) -> None:
-    """A job whose only runs are still in progress: wait (bounded) for the first to finish, not fail."""
+    """A job whose only runs that count are still in progress: wait (bounded) for the first to finish, not fail."""
     deadline = time.monotonic() + _FIRST_RUN_WAIT_SECONDS
     while True:
-        runs = client.list_runs(job_id, limit=5)
+        runs = [r for r in client.list_runs(job_id, limit=20) if lib.canonical_run(r)]
         if not runs or any(r.get("status") in lib.TERMINAL for r in runs):
             return
         if time.monotonic() > deadline:

@@ -204,26 +204,38 @@ class Run:
             "queued_duration": hms(queued),
             "run_duration": hms(run_duration),
             "duration_humanized": f"{int(duration)} seconds",
-            "trigger": {
-                "id": self.id,
-                "cause": self.cause,
-                "cause_category": "scheduled" if self.triggered_by == "scheduler" else "api",
-                "job_definition_id": self.job.id,
-                "git_branch": None,
-                "git_sha": None,
-                "steps_override": self.steps_override,
-                "generate_docs_override": None,
-                "created_at": stamp(self.created_at),
-            },
+            # Related objects are null unless include_related names them, as in the real API (its client asks for
+            # "trigger": the steps override there is what tells an agent's override run from the job's own).
+            "trigger": self.trigger_api() if "trigger" in related else None,
+            "job": self.job.as_api(environments, set()) if "job" in related else None,
+            "environment": environments[self.job.environment_id] if "environment" in related else None,
+            "run_steps": [s.as_api(self.id) for s in self.steps] if "run_steps" in related else [],
             "href": f"{base_url}/deploy/{ACCOUNT_ID}/projects/{PROJECT_ID}/runs/{self.id}/",
         }
-        if "run_steps" in related:
-            out["run_steps"] = [s.as_api(self.id) for s in self.steps]
-        if "job" in related:
-            out["job"] = self.job.as_api(environments, set())
-        if "environment" in related:
-            out["environment"] = environments[self.job.environment_id]
         return out
+
+    def trigger_api(self) -> dict[str, Any]:
+        """The run's trigger object: the cause and every override the trigger request carried."""
+        return {
+            "id": self.id,
+            "cause": self.cause,
+            "cause_humanized": self.cause,
+            "cause_category": "scheduled" if self.triggered_by == "scheduler" else "api",
+            "job_definition_id": self.job.id,
+            "git_branch": None,
+            "git_sha": None,
+            "github_pull_request_id": None,
+            "gitlab_merge_request_id": None,
+            "azure_pull_request_id": None,
+            "schema_override": None,
+            "dbt_version_override": None,
+            "threads_override": None,
+            "target_name_override": None,
+            "generate_docs_override": None,
+            "timeout_seconds_override": None,
+            "steps_override": self.steps_override,
+            "created_at": stamp(self.created_at),
+        }
 
 
 def demo_jobs() -> dict[int, Job]:

@@ -160,7 +160,6 @@ CONTEXT_FUNCTIONS = frozenset(
         "INVOKER_SHARE",
         "IS_DATABASE_ROLE_IN_SESSION",
         "IS_ROLE_IN_SESSION",
-        "LAST_QUERY_ID",
         "LAST_TRANSACTION",
         "LOCALTIME",
         "LOCALTIMESTAMP",
@@ -211,6 +210,31 @@ SAFE_TABLE_FUNCTIONS = frozenset({"FLATTEN", "SPLIT_TO_TABLE", "STRTOK_SPLIT_TO_
 DATA_TABLE_FUNCTIONS = frozenset({"RESULT_SCAN", "INFER_SCHEMA", "VALIDATE", "VALIDATE_PIPE_LOAD"})
 # Table functions returning metadata about staged files (INFER_SCHEMA is special-cased in _refs.py).
 METADATA_TABLE_FUNCTIONS = frozenset({"INFER_SCHEMA", "DIRECTORY"})
+
+# Names that reach what an earlier statement left behind: its result (LAST_QUERY_ID names it, RESULT_SCAN
+# reads it), or a session variable. Refused wherever they are written, quoted or not, called or not.
+SESSION_REACH_NAMES = frozenset({"LAST_QUERY_ID", "RESULT_SCAN", "GETVARIABLE"})
+# Calls that read an earlier statement's work by id: the rows a COPY rejected (VALIDATE ... '_last'), the
+# operator statistics of a query (output row counts answer its predicates), the session's query history.
+# Only in call position: as plain names they are ordinary table or column names.
+SESSION_REACH_CALLS = frozenset(
+    {
+        "VALIDATE",
+        "GET_QUERY_OPERATOR_STATS",
+        "QUERY_HISTORY",
+        "QUERY_HISTORY_BY_SESSION",
+        "QUERY_HISTORY_BY_USER",
+        "QUERY_HISTORY_BY_WAREHOUSE",
+    }
+)
+# Words between CREATE and the object kind; TEMP/TEMPORARY/VOLATILE make a session-scoped object.
+CREATE_MODIFIERS = _words(
+    """
+    OR REPLACE ALTER SECURE LOCAL GLOBAL TEMP TEMPORARY VOLATILE TRANSIENT RECURSIVE HYBRID ICEBERG DYNAMIC
+    EXTERNAL MATERIALIZED EVENT
+    """
+)
+SESSION_SCOPED_MODIFIERS = frozenset({"TEMP", "TEMPORARY", "VOLATILE"})
 
 # Words that open a statement which only reads; anything else is presumed to change state.
 READ_VERBS = frozenset({"SELECT", "WITH", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "LIST", "LS", "VALUES", "("})

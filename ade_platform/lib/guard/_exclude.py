@@ -31,12 +31,28 @@ class ExclusionResult:
             self.reasons.append(reason)
 
 
-def _keys(ref: ObjectRef, policy: GuardPolicy) -> list[str]:
+def _keys(ref: ObjectRef, policy: GuardPolicy, types: Mapping[str, str]) -> list[str]:
     keys = [ref.text]
     slots = name_slots(ref.parts, ref.kind, policy)
     if slots is not None and all(slots) and ref.kind not in ("DATABASE", "SCHEMA"):
         keys.insert(0, ".".join(s for s in slots if s))
+    if (public := _search_path_public(ref, policy, types)) is not None:
+        keys.append(".".join(public))
     return keys
+
+
+def _search_path_public(
+    ref: ObjectRef, policy: GuardPolicy, types: Mapping[str, str]
+) -> tuple[str, str, str] | None:
+    """Where else an unqualified name read by a query may resolve: Snowflake's default SEARCH_PATH is
+    `$current, $public`, so `orders` missing from the current schema is `<current database>.PUBLIC.ORDERS`.
+    None when the name is qualified, or the catalog shows it in the current schema."""
+    if not (ref.relation and len(ref.parts) == 1 and policy.default_database):
+        return None
+    database = policy.default_database.upper()
+    if policy.default_schema and f"{database}.{policy.default_schema.upper()}.{ref.parts[0]}" in types:
+        return None
+    return (database, "PUBLIC", ref.parts[0])
 
 
 def check_exclusions(
@@ -67,9 +83,11 @@ def check_exclusions(
             continue
         slots = name_slots(ref.parts, ref.kind, policy)
         pattern = match_slots(slots, policy, account_name=ref.parts[-1])
+        if not pattern and (public := _search_path_public(ref, policy, types)) is not None:
+            pattern = match_slots(name_slots(public, ref.kind, policy), policy, account_name=public[-1])
         if pattern:
             result.hit(ref.text, f"excluded:{ref.text}~{pattern}")
-        keys = _keys(ref, policy)
+        keys = _keys(ref, policy, types)
         known = next((types[k] for k in keys if k in types), None)
         if known is not None:
             if excluded_kind(known, policy):

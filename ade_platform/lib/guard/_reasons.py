@@ -89,6 +89,9 @@ REASON_TEXT: dict[str, str] = {
     "write_statement": "statement changes state",
     "write_embeds_query": "write statement contains a query (moves data)",
     "session_state": "changes session context that name resolution depends on",
+    "session_reach": "reaches an earlier statement's result or a session variable (refused in every tool)",
+    "session_object": "creates a temporary object (it would shadow a permanent one in a shared session) or "
+    "sets user/account parameters (the state every later session starts with)",
     "opaque_code": "runs code the guardrail cannot inspect",
     "data_egress": "copies data out to a stage, location or client",
     "side_effect_function": "side effect: SYSTEM$ function not on the metadata allow-list, or seq.NEXTVAL",

@@ -14,7 +14,14 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.parser import Parser
 from sqlglot.tokens import Token, TokenType
 
-from ade_platform.lib.guard._catalog import KIND_WORDS, NON_CALL_WORDS
+from ade_platform.lib.guard._catalog import (
+    CREATE_MODIFIERS,
+    KIND_WORDS,
+    NON_CALL_WORDS,
+    SESSION_REACH_CALLS,
+    SESSION_REACH_NAMES,
+    SESSION_SCOPED_MODIFIERS,
+)
 
 _DIALECT = Dialect.get_or_raise("snowflake")
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
@@ -151,6 +158,77 @@ def table_call_names(tokens: list[Token]) -> list[str]:
                 tokens[j].text if tokens[j].token_type == TokenType.IDENTIFIER else tokens[j].text.upper()
             )
     return names
+
+
+_STRING_TYPES = frozenset({TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING})
+_REACH_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9_$])(" + "|".join(sorted(SESSION_REACH_NAMES)) + r")(?![A-Za-z0-9_$])", re.I
+)
+
+
+def session_reach(tokens: list[Token], *, code_strings: bool = False) -> list[str]:
+    """What in a statement reaches an earlier statement's result or a session-carried value, anywhere in it
+    (EXPLAIN bodies, subqueries, DDL): `session_reach:<what>` reasons, empty when nothing does.
+
+    ``code_strings`` also searches string literals, which are code in a CREATE FUNCTION/PROCEDURE body.
+    """
+    found: list[str] = []
+    toks = expand_commands(tokens)
+    for statement in split_statements(toks):
+        words = [t.text.upper() for t in statement[:3]]
+        if words[:1] in (["DESC"], ["DESCRIBE"]) and words[1:2] == ["RESULT"]:
+            found.append("session_reach:DESCRIBE_RESULT")  # an earlier result's column names and types
+        if words[:1] == ["SHOW"] and "VARIABLES" in [w for w in words[1:] if w != "TERSE"][:1]:
+            found.append("session_reach:SHOW_VARIABLES")
+    for i, tok in enumerate(toks):
+        word = "" if tok.token_type in _STRING_TYPES else tok.text.upper()  # a name, a keyword or a symbol
+        after = toks[i + 1] if i + 1 < len(toks) else None
+        called = after is not None and after.token_type == TokenType.L_PAREN
+        if word in SESSION_REACH_NAMES or (word in SESSION_REACH_CALLS and called):
+            found.append(f"session_reach:{word}")
+        elif tok.text == "$" and after is not None and after.token_type != TokenType.NUMBER:
+            found.append("session_reach:SESSION_VARIABLE")  # $name, ${name}; $1 is a column position
+        elif tok.token_type == TokenType.DARROW:
+            found.append("session_reach:PIPE_OPERATOR")  # `->> ... $1` reads the previous statement's rows
+        elif tok.token_type in _STRING_TYPES and tok.text.startswith("$") and _named_by_string(toks, i):
+            found.append("session_reach:SESSION_VARIABLE")  # IDENTIFIER('$t') / TABLE('$t') read variable t
+        elif code_strings and tok.token_type in _STRING_TYPES:
+            found += [f"session_reach:{m.upper()}" for m in _REACH_IN_TEXT.findall(tok.text)]
+    return list(dict.fromkeys(found))
+
+
+def session_reach_in_text(sql: str) -> list[str]:
+    """For text that cannot be tokenized: the names alone, wherever they appear."""
+    return list(dict.fromkeys(f"session_reach:{m.upper()}" for m in _REACH_IN_TEXT.findall(sql)))
+
+
+def _named_by_string(tokens: list[Token], i: int) -> bool:
+    return (
+        i >= 2
+        and tokens[i - 1].token_type == TokenType.L_PAREN
+        and tokens[i - 2].text.upper() in ("IDENTIFIER", "TABLE")
+    )
+
+
+def session_objects(tokens: list[Token]) -> list[str]:
+    """`session_object:TEMPORARY` for CREATE [OR REPLACE] [LOCAL|GLOBAL] TEMP|TEMPORARY|VOLATILE ...: an
+    object that lives in the session, where it shadows a permanent object of the same name.
+    `session_object:USER_PARAMETERS` for ALTER USER|ACCOUNT ... SET|UNSET: the defaults every later session
+    starts with (SEARCH_PATH decides where an unqualified name resolves, after the guard checked it)."""
+    found: list[str] = []
+    for statement in split_statements(expand_commands(tokens)):
+        words = [t.text.upper() for t in statement]
+        if words[:1] == ["ALTER"] and words[1:2] in (["USER"], ["ACCOUNT"]) and {"SET", "UNSET"} & set(words):
+            found.append("session_object:USER_PARAMETERS")
+        if words[:1] != ["CREATE"]:
+            continue
+        for word in words[1:]:
+            if word not in CREATE_MODIFIERS:
+                break
+            if word in SESSION_SCOPED_MODIFIERS:
+                found.append("session_object:TEMPORARY")
+                break
+    return list(dict.fromkeys(found))
 
 
 _LINE_COMMENT_RE = re.compile(r"(--|//)[^\n]*")

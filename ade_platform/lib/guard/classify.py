@@ -198,10 +198,26 @@ def classify_sql(
 
 def _classify(sql: str, policy: GuardPolicy) -> _Verdict:
     if len(sql) > policy.max_sql_length:
-        return _unanalysable(sql, None, "too_long")
+        return _session_checked(_unanalysable(sql, None, "too_long"), tk.session_reach_in_text(sql))
     tokens = tk.tokenize(sql)
     if tokens is None:
-        return _unanalysable(sql, None, "tokenize_error")
+        return _session_checked(_unanalysable(sql, None, "tokenize_error"), tk.session_reach_in_text(sql))
+    verdict = _classify_tokens(sql, tokens, policy)
+    session = tk.session_reach(tokens, code_strings=verdict.cls == "WRITE") + tk.session_objects(tokens)
+    return _session_checked(verdict, session)
+
+
+def _session_checked(verdict: _Verdict, session: list[str]) -> _Verdict:
+    """A statement that reaches an earlier statement's result or a session variable, or creates a temporary
+    object, is WRITE whatever else it is: a session shared by calls must not carry anything from one call to
+    the next (decide() refuses these reasons in every tool, execute_ddl included)."""
+    if not session:
+        return verdict
+    reasons = _dedupe([*session, *verdict.reasons])
+    return _Verdict("WRITE", reasons, verdict.refs, False, False, verdict.verb, verdict.opaque_source)
+
+
+def _classify_tokens(sql: str, tokens: list[Token], policy: GuardPolicy) -> _Verdict:
     statements = tk.split_statements(tokens)
     if not statements:
         return _Verdict("DATA", ["empty_statement"], names_safe=False)
@@ -242,9 +258,6 @@ def _metadata_from_tokens(toks: list[Token]) -> _Verdict | None:
     if any(t.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.DARROW) for t in toks):
         return None
     verdict = _metadata_command(exp.Command(this=verb), verb, toks, _token_refs(toks))
-    if toks[1].text.upper() == "RESULT":
-        # Column names and types of an earlier result of this session (see README: residual risks).
-        verdict.reasons = ["metadata_statement:DESCRIBE_RESULT"]
     verdict.reasons.append("parsed_from_tokens")
     return verdict
 

@@ -13,7 +13,8 @@ Tool = Literal["execute_sql", "execute_scalar", "execute_ddl"]
 @dataclass(frozen=True)
 class GuardDecision:
     allowed: bool
-    error: str | None = None  # EXCLUDED_OBJECT, WRITE_REFUSED, MULTI_STATEMENT, NOT_SCALAR, NOT_DDL
+    # SESSION_STATE_REFUSED, EXCLUDED_OBJECT, WRITE_REFUSED, MULTI_STATEMENT, NOT_SCALAR, NOT_DDL
+    error: str | None = None
     message: str = ""
     redact: bool = False  # DATA: pass the result through redact_result
     include_stats: bool = False
@@ -26,8 +27,30 @@ def _has(c: Classification, code: str) -> bool:
 
 def decide(c: Classification, tool: Tool) -> GuardDecision:
     """execute_sql runs METADATA/SCALAR as-is and DATA redacted; execute_scalar only METADATA/SCALAR;
-    execute_ddl only WRITE, and never opaque code or data egress. Exclusions and batches refuse everywhere.
+    execute_ddl only WRITE, and never opaque code or data egress. Reaching session state (an earlier
+    statement's result, a session variable, a temporary object), exclusions and batches refuse everywhere.
     """
+    if _has(c, "session_reach"):
+        return GuardDecision(
+            False,
+            "SESSION_STATE_REFUSED",
+            "statement reads an earlier statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, "
+            "DESCRIBE RESULT, $variable, ...): each call stands alone",
+        )
+    if _has(c, "session_object:USER_PARAMETERS"):
+        return GuardDecision(
+            False,
+            "SESSION_STATE_REFUSED",
+            "user and account parameters are the state every later session starts with (SEARCH_PATH "
+            "changes where names resolve); set them outside the agent's tools",
+        )
+    if _has(c, "session_object"):
+        return GuardDecision(
+            False,
+            "SESSION_STATE_REFUSED",
+            "temporary objects live in the session, where they would shadow permanent objects for other "
+            "callers; create a permanent object",
+        )
     if c.excluded:
         return GuardDecision(
             False, "EXCLUDED_OBJECT", f"statement references excluded object(s): {', '.join(c.excluded)}"

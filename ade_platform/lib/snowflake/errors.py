@@ -18,6 +18,7 @@ E_CODES: dict[str, str] = {
     "QUERY_FAILED": "E1010",
     "QUERY_TIMEOUT": "E1011",
     "SNOWFLAKE_NOT_CONFIGURED": "E1012",
+    "SESSION_STATE_REFUSED": "E1013",
 }
 # Failures after which a multi-call collection (discovery, sync) stops instead of skipping the one object.
 FATAL_CODES = frozenset({"AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"})

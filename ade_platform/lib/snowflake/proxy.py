@@ -56,6 +56,7 @@ _DISTRUSTED = frozenset(
     }
 )
 _REFUSAL_CODES = {
+    "SESSION_STATE_REFUSED": "SESSION_STATE_REFUSED",
     "EXCLUDED_OBJECT": "EXCLUDED_OBJECT",
     "WRITE_REFUSED": "WRITE_REFUSED",
     "MULTI_STATEMENT": "MULTI_STATEMENT",
@@ -157,9 +158,9 @@ class Proxy:
         types, deps = self._catalog() if self._catalog else (None, None)
         return classify_sql(sql, self.policy, object_types=types, dependencies=deps)
 
-    def _run(self, sql: str, *, shown_sql: str, data: bool) -> list[Row]:
+    def _run(self, sql: str, *, shown_sql: str, data: bool, runner: SnowRunner | None = None) -> list[Row]:
         try:
-            return self.runner.sql(sql)
+            return (runner or self.runner).sql(sql)
         except CliFailure as exc:
             if exc.code in ("AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"):
                 raise SnowflakeError(exc.code, safe_message(exc, shown_sql)) from None
@@ -262,7 +263,9 @@ class Proxy:
             }
         cap = self.limits.max_stat_rows
         wrapped = wrap_query(sql, cap + 1 if stats else 1)
-        rows = self._run(wrapped, shown_sql=wrapped, data=True)
+        # The result is withheld: it runs where no statement whose rows are returned can reach it.
+        withheld = self.runner.withheld()
+        rows = self._run(wrapped, shown_sql=wrapped, data=True, runner=withheld)
         names = [k for k in (rows[0] if rows else {}) if str(k).upper() != PRESENT]
         present = [{k: r.get(k) for k in names} for r in rows if r.get(PRESENT) or r.get(PRESENT.lower())]
         capped = stats and len(present) > cap
@@ -272,7 +275,7 @@ class Proxy:
         out = redact_result(columns, present, include_stats=stats, include_names=names_ok)
         out["row_count_exact"] = bool(stats and not capped)
         if capped and names_ok:
-            self._exact_counts(sql, names, out)
+            self._exact_counts(sql, names, out, withheld)
         out["types_inferred"] = stats  # from the printed values; UNKNOWN when withheld
         out["stats_withheld"] = not stats
         out["names_withheld"] = not names_ok
@@ -293,11 +296,11 @@ class Proxy:
             )
         return out
 
-    def _exact_counts(self, sql: str, names: list[str], out: dict[str, Any]) -> None:
+    def _exact_counts(self, sql: str, names: list[str], out: dict[str, Any], runner: SnowRunner) -> None:
         """Past max_stat_rows: count inside Snowflake instead (one more statement, no rows returned)."""
         query = count_query(sql, names)
         try:
-            rows = self.runner.sql(query)
+            rows = runner.sql(query)
         except CliFailure:
             out["note"] = f"statistics over the first {self.limits.max_stat_rows} rows"
             return

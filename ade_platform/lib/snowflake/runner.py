@@ -33,6 +33,12 @@ class SnowRunner(Protocol):
 
     def pinned(self, database: str | None, schema: str | None) -> SnowRunner: ...
 
+    def withheld(self) -> SnowRunner:
+        """The runner for statements whose results are withheld from the caller (DATA): on a transport that
+        keeps a session across calls, one that no statement whose rows are returned shares, so a later call
+        cannot reach a withheld result through LAST_QUERY_ID / RESULT_SCAN / DESCRIBE RESULT."""
+        ...
+
 
 def resolve_context(runner: SnowRunner) -> SnowRunner:
     """Pin the connection's own database/schema when the settings do not: the guard matches unqualified
