@@ -11,6 +11,7 @@ imported here, inside functions: the cached path never loads them.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from ade_platform.lib.lineage.evidence import LiveFindings
 from ade_platform.lib.lineage.tables import TableState
 from ade_platform.lib.lineage.trace import Walk, builders_of
 
+_PLAIN_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,254}$")
 # A health result another tool observed this recently is the symptom now: no need to run the tile again.
 OBSERVATION_REUSE_SECONDS = 10.0
 _MAX_RUN_RESULTS_BYTES = 200 * 1024 * 1024
@@ -88,7 +90,11 @@ class LiveProber:
                 probes.append(
                     Probe(f"table:{node_id}", "table_schema", node_id, depth, self._table_probe(node))
                 )
-            elif node.get("kind") == "source" and node.get("freshness") and node.get("relation"):
+            elif (
+                node.get("kind") == "source"
+                and node.get("relation")
+                and _PLAIN_COLUMN.match(str((node.get("freshness") or {}).get("loaded_at_field") or ""))
+            ):  # a loaded_at_field that is an expression is left to dbt's own freshness run
                 wh = (dbt.warehouse if dbt else None) or next(iter(self.settings.warehouses), None)
                 if wh in self.settings.warehouses:
                     probes.append(
