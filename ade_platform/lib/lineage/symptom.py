@@ -136,6 +136,10 @@ def _bi(node: dict[str, Any], base: dict[str, Any], records: Records, live: Live
         ref = records.ref(asset)
         observed = cache_source(asset, ref.version, ref.at, live.now) if ref else {"source": "none"}
         now_at = None
+        seen = _newest_observation(records, node) if is_tile else None
+        if seen is not None and (ref is None or seen.observed_at > ref.at):  # newer than the snapshot
+            status, error = str(seen.state.get("status") or "unknown"), seen.state.get("error")
+            observed = {"source": "observation", "observed_at": iso(seen.observed_at), "by": seen.source}
         if not is_tile:
             tiles = [
                 {
@@ -171,6 +175,14 @@ def _bi(node: dict[str, Any], base: dict[str, Any], records: Records, live: Live
         healthy_at=healthy,
         tiles=tiles,
     )
+
+
+def _newest_observation(records: Records, node: dict[str, Any]) -> Any:
+    if records.observations is None:
+        return None
+    key = f"{node.get('system')}:dashboard/{node.get('dashboard_id')}/tile/{node.get('tile_id')}"
+    found = records.observations("bi_tile_health", key)
+    return found[-1] if found else None
 
 
 def _newest_result(
