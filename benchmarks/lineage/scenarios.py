@@ -351,7 +351,9 @@ def _build_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
 
     def apply() -> None:
         edit()
-        cat.p.dbt(*command)
+        result = cat.p.dbt(*command)
+        if result.returncode == 0:
+            raise RuntimeError(f"dbt {' '.join(command)} did not fail")
 
     below = cat.downstream(model, {"model", "table", "tile"})
     start = rng.choice([model, model, *below[:6]])
@@ -371,7 +373,8 @@ def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario
         if tile in cat.unhealthy:
             continue
         model = cat.model_of(table)
-        if model and cat.nodes[model].get("path"):
+        # an incremental model with on_schema_change: fail refuses the change (the build fails instead)
+        if model and cat.nodes[model].get("path") and cat.nodes[model].get("materialization") in ("table", "view"):
             options.append((tile, table, model, cols))
     if not options:
         return None
@@ -388,7 +391,9 @@ def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario
 
     def apply() -> None:
         edit()
-        cat.p.dbt("run", "--select", name)
+        result = cat.p.dbt("run", "--select", name)
+        if result.returncode != 0:
+            raise RuntimeError(f"dbt run of the edited {name} failed (exit {result.returncode})")
 
     def revert() -> None:
         restore()
