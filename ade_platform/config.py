@@ -97,6 +97,11 @@ class DbtSettings(_Model):
         None, description="Where dbt writes artifacts; default <home>/dbt/target."
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
+    log_path: Path | None = Field(
+        None,
+        description="Where dbt runs outside ADE write dbt.log (their --log-path); default <project_dir>/logs. "
+        "The dbt tools read its end to report an invocation that failed before writing artifacts.",
+    )
     artifact_roots: list[Path] = Field(
         default_factory=list,
         description="More folders an artifact path (run_results_path, manifest_path, ...) may point into, "
@@ -690,6 +695,15 @@ class McpSettings(_Model):
         "become underscores, for hosts whose model APIs only accept [A-Za-z0-9_-] in tool names.",
     )
     max_staleness_seconds: float | None = Field(None, gt=0, description="Answers older than this say stale.")
+    observations_per_key: int = Field(
+        50, ge=1, le=10_000, description="Changes kept per observed object (a tile, a table, a job's runs)."
+    )
+    observation_keys: int = Field(
+        5_000,
+        ge=1,
+        le=1_000_000,
+        description="Observed objects kept in all (the least recently seen go first).",
+    )
     http: HttpSettings = Field(default_factory=HttpSettings)
 
     @field_validator("toolsets")
@@ -817,6 +831,7 @@ _PATH_KEYS = {
     ("dbt", "project_dir"),
     ("dbt", "profiles_dir"),
     ("dbt", "target_path"),
+    ("dbt", "log_path"),
     ("datasets", "recipes_dir"),
     ("snowfakery", "workspace_root"),
     ("snowfakery", "runs_dir"),

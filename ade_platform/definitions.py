@@ -100,7 +100,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     defined = {
         key.to_user_string() for a in merged.assets or [] for key in (getattr(a, "keys", None) or [a.key])
     }
-    return dg.Definitions.merge(merged, build_lineage_definitions(settings, defined))
+    # Live observations of the gateway's tools, shown on the assets they refine (issue 24).
+    from ade_platform.defs.observations import build_observation_definitions
+
+    return dg.Definitions.merge(
+        merged, build_lineage_definitions(settings, defined), build_observation_definitions(settings, defined)
+    )
 
 
 @dg.definitions

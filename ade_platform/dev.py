@@ -72,7 +72,7 @@ def _wait_code_location(ui_url: str, timeout: float, proc: subprocess.Popen) -> 
         except (httpx.HTTPError, KeyError, TypeError, ValueError):
             pass
         time.sleep(1)
-    return "the code location did not load in time" if proc.poll() is None else "dagster dev exited"
+    return "the code location did not load in time" if proc.poll() is None else "the Dagster UI exited"
 
 
 def run_dev(
@@ -90,8 +90,8 @@ def run_dev(
         return 2
     prepare_dagster_home(settings)
     # Ctrl-C, SIGTERM (service managers, `kill`, the demo launcher) and SIGHUP (a closed terminal) all stop the
-    # UI and the gateway: each runs in a process group of its own, stopped as a group (dagster dev's webserver,
-    # daemon and code server included).
+    # UI, the daemon and the gateway: each runs in a process group of its own, stopped as a group (the code
+    # servers they start included).
     with stop_on_signals():
         return _serve(settings, host, ui_port, mcp_port, materialize_first)
 
@@ -114,9 +114,29 @@ def _serve(settings: Settings, host: str, ui_port: int, mcp_port: int, materiali
     # The children write their logs for as long as they live; the handles are closed on the way out.
     logs = {name: open(log_dir / f"{name}.log", "ab") for name in ("dagster", "mcp")}  # noqa: SIM115
     procs: dict[str, subprocess.Popen] = {}
+    workspace = str(REPO_ROOT / "workspace.yaml")
     try:
+        # What `dagster dev` runs, but the UI behind the gateway's Host/Origin guard (ade_platform/webui.py):
+        # Dagster's own webserver checks neither, so any web page could reach its GraphQL API on loopback.
+        procs["daemon"] = start_group(
+            [_bin("dagster-daemon"), "run", "-w", workspace],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=logs["dagster"],
+            stderr=subprocess.STDOUT,
+        )
         procs["dagster"] = start_group(
-            [_bin("dagster"), "dev", "-w", str(REPO_ROOT / "workspace.yaml"), "-h", host, "-p", str(ui_port)],
+            [
+                sys.executable,
+                "-m",
+                "ade_platform.webui",
+                "-w",
+                workspace,
+                "--host",
+                host,
+                "--port",
+                str(ui_port),
+            ],
             cwd=REPO_ROOT,
             env=env,
             stdout=logs["dagster"],
@@ -139,7 +159,7 @@ def _serve(settings: Settings, host: str, ui_port: int, mcp_port: int, materiali
     except KeyboardInterrupt:
         return 0
     finally:
-        # SIGINT is what `dagster dev` treats as its own Ctrl-C (it stops its webserver, daemon and code server).
+        # SIGINT is what Dagster's processes treat as Ctrl-C (each stops the code server it started).
         stop_groups(procs.values(), signal.SIGINT)
         for handle in logs.values():
             handle.close()

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 from ade_platform.config import Settings
 from ade_platform.instance import ensure_dagster_home
 from ade_platform.live import QUIET_CONSOLE
+from ade_platform.store import StoreReader
+from ade_platform.store.observations import newest_by_asset
 
 
 def prepare_dagster_home(settings: Settings) -> str:
@@ -141,6 +143,7 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
         event = instance.get_latest_materialization_event(key)
         latest[key] = event
     now = time.time()
+    observed = newest_by_asset(StoreReader(settings.store_root))
     rows = []
     for key in keys:
         event = latest[key]
@@ -164,9 +167,17 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
                 "stale_because": "never materialized"
                 if ts is None
                 else (f"upstream newer: {', '.join(newer_upstream)}" if newer_upstream else None),
+                # what a live tool saw after this materialization (the snapshot may no longer describe it)
+                "newer_observation": _newer_observation(observed.get(key.to_user_string()), ts),
             }
         )
     return rows
+
+
+def _newer_observation(obs: Any, materialized: float | None) -> dict[str, Any] | None:
+    if obs is None or (materialized is not None and obs.observed_at <= materialized):
+        return None
+    return {"kind": obs.kind, **obs.stamp()}
 
 
 def _age(seconds: float | None) -> str:
@@ -187,4 +198,9 @@ def render_status(rows: list[dict[str, Any]]) -> str:
             f"{_age(row['age_seconds']):>7} {(row['run_id'] or '-')[:8]:<9} "
             f"{'yes' if row['stale'] else 'no'}{'  (' + row['stale_because'] + ')' if row['stale_because'] else ''}"
         )
+        seen = row.get("newer_observation")
+        if seen:
+            lines.append(
+                f"{'':<28} newer live observation: {seen['key']} by {seen['source']} at {seen['observed_at']}"
+            )
     return "\n".join(lines)

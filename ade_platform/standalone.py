@@ -1,18 +1,17 @@
 """Serving any dbt target directory without Dagster: `ade mcp --target-path DIR [--project-path DIR]`.
 
-The directory's artifacts are published to the store on start and again whenever a file changes, so the
-cached tools answer about that project exactly as they do for Dagster-materialized ones.
+The directory's artifacts are published to the store on start, so the cached tools answer about that project
+exactly as they do for Dagster-materialized ones; what dbt writes there later is published by the gateway itself
+before it answers (mcp_bridge/context.py: BridgeReader, lib/dbt/refresh.py), as for any configured project.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from pathlib import Path
 
 from ade_platform.config import ConfigError, DbtSettings, Settings
-from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, ArtifactError
+from ade_platform.lib.dbt.artifacts import ArtifactError
 from ade_platform.lib.dbt.publish import publish_target_dir
 from ade_platform.store import StoreWriter
 
@@ -47,7 +46,6 @@ def with_dbt_paths(settings: Settings, target_path: str | None, project_path: st
             raise ConfigError(f"--target-path {target}: {exc.detail}") from None
     else:
         log.warning("%s does not exist yet: serving project files only until dbt writes artifacts", target)
-    _watch(writer, target)
     return updated
 
 
@@ -55,36 +53,3 @@ def _slug(path: Path) -> str:
     import hashlib
 
     return f"{path.name}-{hashlib.sha256(str(path).encode()).hexdigest()[:10]}"
-
-
-def _signature(target: Path) -> tuple:
-    sig = []
-    for name in ARTIFACT_FILES.values():
-        try:
-            st = (target / name).stat()
-            sig.append((name, st.st_mtime_ns, st.st_size))
-        except FileNotFoundError:
-            sig.append((name, None, None))
-    return tuple(sig)
-
-
-def _watch(writer: StoreWriter, target: Path, interval: float = 2.0) -> threading.Thread:
-    """Re-publish when dbt rewrites an artifact (polling: works on every filesystem)."""
-
-    def loop() -> None:
-        last = _signature(target)
-        while True:
-            time.sleep(interval)
-            current = _signature(target)
-            if current == last:
-                continue
-            time.sleep(0.5)  # let dbt finish writing the file
-            try:
-                publish_target_dir(writer, target)
-                last = current
-            except (ArtifactError, OSError) as exc:
-                log.warning("not re-publishing %s: %s", target, exc)
-
-    thread = threading.Thread(target=loop, name="ade-artifact-watch", daemon=True)
-    thread.start()
-    return thread

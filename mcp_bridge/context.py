@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import atexit
+import logging
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ade_platform.config import Settings
 from ade_platform.store import Snapshot, StoreReader
 
 if TYPE_CHECKING:
+    from ade_platform.lib.dbt.refresh import TargetFolderPublisher
     from ade_platform.lib.dbt.staleness import StalenessDetector
     from ade_platform.lib.secrets import SecretScrubber
     from ade_platform.live import LiveRunner
+    from ade_platform.store.observations import Observation
+
+log = logging.getLogger("ade.mcp")
+T = TypeVar("T")
+_OBSERVATION_QUEUE = 1_000
+_RECORDER: _Recorder | None = None
+_RECORDER_LOCK = threading.Lock()
+
+
+class BridgeReader(StoreReader):
+    """The bridge's store reader. Before a dbt snapshot is read, `before_read` publishes what dbt runs outside
+    ADE wrote since (a stat per artifact file when nothing changed), so no answer waits for a Dagster daemon."""
+
+    before_read: Any = None
+
+    def latest(self, asset: str) -> Snapshot:
+        if self.before_read is not None:
+            self.before_read(asset)
+        return super().latest(asset)
 
 
 @dataclass
@@ -24,20 +47,57 @@ class BridgeContext:
     _live: Any = field(default=None, repr=False)
     _live_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _staleness: Any = field(default=None, repr=False)
+    _publisher: Any = field(default=None, repr=False)
+    _dbt_assets: Any = field(default=None, repr=False)
+    _observations: Any = field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BridgeContext:
-        return cls(settings=settings, reader=StoreReader(settings.store_root))
+        reader = BridgeReader(settings.store_root)
+        ctx = cls(settings=settings, reader=reader)
+        reader.before_read = ctx._before_read
+        return ctx
 
+    # ---- dbt: current without a daemon ------------------------------------------------------------------
     def staleness(self) -> StalenessDetector:
-        """The detector of superseded dbt snapshots (a newer file in the target folder, a running build)."""
+        """The detector of superseded dbt snapshots (a newer file in the target folder, a newer invocation in
+        dbt's log that failed or is running, a build under way)."""
         if self._staleness is None:
+            from ade_platform.lib.dbt.invocations import InvocationLog
             from ade_platform.lib.dbt.staleness import StalenessDetector, watched_target
 
             dbt = self.settings.dbt
             watched = watched_target(dbt.target_path, dbt.project_dir) if dbt else None
-            self._staleness = StalenessDetector(self.reader, watched)
+            log_reader = InvocationLog(dbt.project_dir, dbt.log_path, watched) if dbt else None
+            self._staleness = StalenessDetector(self.reader, watched, invocations=log_reader)
         return self._staleness
+
+    def dbt_publisher(self) -> TargetFolderPublisher | None:
+        """Publishes the watched dbt target folder's newer artifacts (None without a local dbt project)."""
+        if self._publisher is None:
+            from ade_platform.lib.dbt.refresh import TargetFolderPublisher, lock_path
+            from ade_platform.lib.dbt.staleness import watched_target
+            from ade_platform.store import StoreWriter
+
+            dbt = self.settings.dbt
+            watched = watched_target(dbt.target_path, dbt.project_dir) if dbt else None
+            if watched is None:
+                self._publisher = False
+            else:
+                writer = StoreWriter(self.settings.store_root, retention=self.settings.store.retention)
+                lock = lock_path(self.settings.home, str(self.settings.store_root), watched)
+                self._publisher = TargetFolderPublisher(writer, watched, lock)
+        return self._publisher or None
+
+    def _before_read(self, asset: str) -> None:
+        if self._dbt_assets is None:
+            from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS, LINEAGE_INDEX_ASSET, SELECT_STAR_ASSET
+
+            self._dbt_assets = frozenset({*ARTIFACT_ASSETS.values(), LINEAGE_INDEX_ASSET, SELECT_STAR_ASSET})
+        if asset in self._dbt_assets:
+            publisher = self.dbt_publisher()
+            if publisher is not None:
+                publisher.refresh()
 
     def live(self) -> LiveRunner:
         """The one LiveRunner of this bridge, created on the first live call (Dagster loads then)."""
@@ -72,15 +132,24 @@ class BridgeContext:
         return spec_name
 
     def cached_answer(
-        self, snapshot: Snapshot, body: dict[str, Any], *, stale_reason: str | None = None
+        self,
+        snapshot: Snapshot,
+        body: dict[str, Any],
+        *,
+        stale_reason: str | None = None,
+        observations: list[Observation] | None = None,
     ) -> dict[str, Any]:
         """Stamp an answer computed from a store snapshot with where it came from and how old it is.
 
         `stale_reason`: the caller knows the source changed since the snapshot (a newer run, a newer file); the
         answer is then flagged stale whatever its age, and says why. Without one, the staleness detector
         looks for such a change itself (dbt snapshots: a newer artifact file, a build not yet published).
+        `observations`: live observations newer than the snapshot that the answer used in its place (named in
+        `provenance.observations`: key, the tool that observed it, when).
         """
         stamp = snapshot.provenance.stamp()
+        if observations:
+            stamp["observations"] = [o.stamp() for o in observations]
         if stale_reason is None:
             stale_reason = self.staleness().stale_reason(snapshot.provenance)
         limit = self.settings.mcp.max_staleness_seconds
@@ -89,3 +158,108 @@ class BridgeContext:
         stamp["stale"] = stale_reason is not None
         stamp["stale_reason"] = stale_reason
         return {**body, "provenance": stamp}
+
+    # ---- live observations: what one agent saw, the next one sees ---------------------------------------
+    def observed(self, tool: str, answer: T, /, **facts: Any) -> T:
+        """Record what a live tool's answer observed (ade_platform/lib/live_observations.py) and return the
+        answer unchanged. Never fails the answer: the store write happens in the background."""
+        try:
+            from ade_platform.lib.live_observations import from_answer
+
+            for found in from_answer(tool, answer, facts):
+                self.observe(found.kind, found.key, found.state, source=tool, asset=found.asset)
+        except Exception:  # an answer of an unexpected shape: the agent still gets it
+            log.warning("could not derive observations from a %s answer", tool, exc_info=True)
+        return answer
+
+    def observe(self, kind: str, key: str, state: dict, *, source: str, asset: str | None = None) -> None:
+        """Queue one observation for the store (deduplicated there against the newest state of its key)."""
+        if self._observations is None:
+            from ade_platform.store import StoreWriter
+
+            mcp = self.settings.mcp
+            writer = StoreWriter(self.settings.store_root, retention=self.settings.store.retention)
+            self._observations = (
+                writer,
+                {"max_per_key": mcp.observations_per_key, "max_keys": mcp.observation_keys},
+            )
+        _recorder().put(*self._observations, kind, key, state, source, asset, time.time())
+
+    def flush_observations(self, timeout: float = 10.0) -> bool:
+        """Wait until every queued observation is in the store (tests, shutdown)."""
+        return flush_all_observations(timeout)
+
+    def newer_observation(self, kind: str, key: str, than: float | str | None) -> Observation | None:
+        """The newest observation of a key when it is newer than `than` (epoch seconds or ISO-8601; None: any),
+        else None. One small file read."""
+        from ade_platform.store.observations import latest_observation
+
+        found = latest_observation(self.reader, kind, key)
+        if found is None:
+            return None
+        threshold = _epoch(than)
+        return found if threshold is None or found.observed_at > threshold else None
+
+
+def flush_all_observations(timeout: float = 10.0) -> bool:
+    """Wait until the observations queued by every gateway of this process are in the store (tests, shutdown)."""
+    return _RECORDER.flush(timeout) if _RECORDER is not None else True
+
+
+def _epoch(value: float | str | None) -> float | None:
+    if value is None or isinstance(value, int | float):
+        return value
+    from datetime import UTC, datetime
+
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+class _Recorder:
+    """The one background thread of this process that writes queued observations to the store, so a live answer
+    never waits on a disk. A full queue drops (and logs) rather than slowing answers; exit drains the queue."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue(maxsize=_OBSERVATION_QUEUE)
+        self.thread = threading.Thread(target=self._run, name="ade-observations", daemon=True)
+        self.thread.start()
+        atexit.register(self.flush, 5.0)
+
+    def put(self, writer: Any, bounds: dict[str, int], *item: Any) -> None:
+        try:
+            self.queue.put_nowait((writer, bounds, *item))
+        except queue.Full:
+            log.warning("observation queue full: dropping an observation of %s %s", item[0], item[1])
+
+    def _run(self) -> None:
+        from ade_platform.store.observations import record_observation
+
+        while True:
+            writer, bounds, kind, key, state, source, asset, observed_at = self.queue.get()
+            try:
+                record_observation(
+                    writer, kind, key, state, source=source, asset=asset, observed_at=observed_at, **bounds
+                )
+            except Exception:
+                log.warning("could not record an observation of %s %s", kind, key, exc_info=True)
+            finally:
+                self.queue.task_done()
+
+    def flush(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.queue.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+
+def _recorder() -> _Recorder:
+    global _RECORDER
+    with _RECORDER_LOCK:
+        if _RECORDER is None:
+            _RECORDER = _Recorder()
+        return _RECORDER

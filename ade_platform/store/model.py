@@ -77,6 +77,10 @@ class Provenance:
             "source": "cache",
             # Artifacts that came from a dbt Cloud run name it (docs/STORE_ASSETS.md).
             **({"dbt_cloud": self.source["dbt_cloud"]} if "dbt_cloud" in (self.source or {}) else {}),
+            # Who published it when not the asset's own materialization (a gateway, a sensor).
+            **(
+                {"published_by": self.source["published_by"]} if "published_by" in (self.source or {}) else {}
+            ),
         }
 
 

@@ -38,6 +38,7 @@ log = logging.getLogger("ade.store")
 
 OBSERVATIONS_DIR = ".observations"
 LATEST = "LATEST"
+CHANGED = ".changed"  # touched on every append to a kind: "nothing new since T" costs a reader one stat
 MAX_PER_KEY = 50
 MAX_KEYS = 5_000
 MAX_STATE_BYTES = 256 << 10
@@ -141,6 +142,7 @@ def record_observation(
         if newest is None or newest.observed_at <= observed:  # never move LATEST back to an older state
             root.write_bytes_atomic(f"{base}/{LATEST}", blob)
         _prune_key(root, base, max_per_key)
+        _touch(root, f"{OBSERVATIONS_DIR}/{kind}/{CHANGED}")
     if newest is None:
         _bound_keys(root, max_keys)
     return True
@@ -166,6 +168,25 @@ def _locked(root: StoreRoot, kind: str) -> Iterator[None]:
             yield
         finally:
             os.close(fd)
+
+
+def _touch(root: StoreRoot, rel: str) -> None:
+    if isinstance(root, LocalRoot):
+        path = root.path / rel
+        with open(path, "a"):
+            os.utime(path)
+    else:
+        root.write_bytes_atomic(rel, b"")
+
+
+def _changed_since(root: StoreRoot, kind: str, since: float) -> bool:
+    """False only when nothing of `kind` was recorded since `since` (local stores; others always say True)."""
+    if not isinstance(root, LocalRoot):
+        return True
+    try:
+        return os.stat(root.path / OBSERVATIONS_DIR / kind / CHANGED).st_mtime >= since - 1.0
+    except FileNotFoundError:
+        return False
 
 
 def _entries(root: StoreRoot, base: str) -> list[str]:
@@ -228,6 +249,8 @@ def observation_history(
     observations kept are read."""
     root = reader.root
     folder = f"{OBSERVATIONS_DIR}/{_check_kind(kind)}"
+    if since is not None and not _changed_since(root, kind, since):
+        return []
     bases = [slug(key)] if key is not None else _key_folders(root, folder, since)
     floor = f"{int(since * 1e9):020d}" if since is not None else ""
     found = []
@@ -248,6 +271,8 @@ def latest_observations(
     `since`), oldest first."""
     root = reader.root
     folder = f"{OBSERVATIONS_DIR}/{_check_kind(kind)}"
+    if since is not None and not _changed_since(root, kind, since):
+        return []
     wanted = _UNSAFE.sub("_", prefix)[:_SLUG_CHARS] if prefix else ""
     found = []
     for name in _key_folders(root, folder, since):
@@ -260,6 +285,16 @@ def latest_observations(
             found.append(obs)
     found.sort(key=lambda o: o.observed_at)
     return found
+
+
+def newest_by_asset(reader: StoreReader) -> dict[str, Observation]:
+    """The newest observation that refines each asset (what `ade status` says is newer than a snapshot)."""
+    newest: dict[str, Observation] = {}
+    for kind in observation_kinds(reader):
+        for obs in latest_observations(reader, kind):
+            if obs.asset and (obs.asset not in newest or obs.observed_at > newest[obs.asset].observed_at):
+                newest[obs.asset] = obs
+    return newest
 
 
 def observation_kinds(reader: StoreReader) -> list[str]:

@@ -143,6 +143,25 @@ class StoreReader:
         self._verify(provenance, files)
         return Snapshot(self.root, provenance, files)
 
+    def latest_provenance(self, asset: str) -> Provenance:
+        """The newest snapshot's provenance without reading its files: what "is anything newer than this?"
+        needs (from memory when the pointer has not moved; else the pointer and provenance.json)."""
+        check_asset_name(asset)
+        signature = self.root.signature(f"{asset}/{POINTER_FILE}")
+        if signature is None:
+            raise SnapshotNotFound(asset)
+        cached = self._cache.get(asset)
+        if cached is not None and cached[0] == signature:
+            return cached[1].provenance
+        version = self._read_pointer(asset)
+        try:
+            raw = self.root.read_bytes(f"{asset}/{VERSIONS_DIR}/{version}/{PROVENANCE_FILE}")
+            return Provenance.from_dict(orjson.loads(raw))
+        except FileNotFoundError:
+            raise SnapshotNotFound(asset, version) from None
+        except (orjson.JSONDecodeError, TypeError) as exc:
+            raise CorruptSnapshot(asset, version, f"provenance.json is unreadable ({exc})") from None
+
     def provenance(self, asset: str, version: str | None = None) -> Provenance:
         return (self.latest(asset) if version is None else self.get(asset, version)).provenance
 

@@ -40,6 +40,7 @@ from ade_platform.lib.dbt.publish import (
 )
 from ade_platform.lib.dbt.schema import catalog_index
 from ade_platform.store import CorruptSnapshot, Provenance, Snapshot, SnapshotNotFound
+from ade_platform.store.observations import Observation, table_key
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 
@@ -282,15 +283,47 @@ class DbtInputs:
         )
         return (report, index) if current else None
 
+    def invocation(self, run_results: Snapshot) -> dict[str, Any] | None:
+        """What dbt's own log says of the run behind a stored run_results.json: that run (`this_run: true`), or
+        a newer invocation whose results the store does not have (failed before writing them, or running).
+        None for an artifact read from a path, or when the log says nothing newer."""
+        if run_results.provenance.source.get("origin") == "file":
+            return None
+        related = self.ctx.staleness().related_invocation(run_results.provenance)
+        if related is None:
+            return None
+        found, this_run = related
+        return {**found.to_dict(), "this_run": this_run}
+
+    def observed_relation(
+        self, index: dict[str, Any], catalog: dict[str, Any], uid: str, catalog_snap: Snapshot
+    ) -> Observation | None:
+        """A live read of the node's relation (any agent's) newer than the catalog, when there is one."""
+        warehouse = self.ctx.settings.dbt.warehouse if self.ctx.settings.dbt else None
+        entry = catalog["entries"].get(uid) or {}
+        rec = index["nodes"].get(uid) or {}
+        schema_name = entry.get("schema") or rec.get("schema")
+        name = entry.get("name") or rec.get("alias") or rec.get("name")
+        if not (warehouse and schema_name and name) or catalog_snap.provenance.source.get("origin") == "file":
+            return None
+        since = catalog.get("generated_at") or catalog_snap.provenance.materialized_at
+        return self.ctx.newer_observation("table_schema", table_key(warehouse, schema_name, name), since)
+
     # ---- answers ---------------------------------------------------------------------------------
-    def answer(self, primary: Snapshot, body: dict[str, Any], *others: Snapshot | None) -> dict[str, Any]:
+    def answer(
+        self,
+        primary: Snapshot,
+        body: dict[str, Any],
+        *others: Snapshot | None,
+        observations: list[Observation] | None = None,
+    ) -> dict[str, Any]:
         """Stamp provenance: the store snapshot (source "cache") or the file (source "file")."""
         if primary.provenance.source.get("origin") == "file":
             stamp = primary.provenance.stamp()
             stamp.update(source="file", path=primary.provenance.source.get("path"), stale=False)
             out = {**body, "provenance": stamp}
         else:
-            out = self.ctx.cached_answer(primary, body)
+            out = self.ctx.cached_answer(primary, body, observations=observations)
         inputs = [s for s in others if s is not None and s is not primary]
         if inputs:
             out["provenance"]["inputs"] = [

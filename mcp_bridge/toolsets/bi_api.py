@@ -30,8 +30,10 @@ from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.lib.bi.shapes import DashboardInfo, ElementInfo, TableRef, TileOutcome
 from ade_platform.lib.bi.tables import count_rows_sql
 from ade_platform.lib.bi.tiles import run_tiles
+from ade_platform.lib.live_observations import tile_errors
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import Snapshot, SnapshotNotFound
+from ade_platform.store.observations import dashboard_key
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
@@ -235,9 +237,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         found = next((d for d in snap.data["dashboards"] if d["id"] == dashboard_id), None) if snap else None
         health_snap = snapshot(health_asset(tool))
         errors, checked_at = _health_errors(health_snap, dashboard_id)
+        seen = ctx.newer_observation("bi_dashboard_health", dashboard_key(tool, dashboard_id), checked_at)
+        if seen is not None:  # a live health check (any agent's) newer than the health snapshot wins
+            errors, checked_at = tile_errors(seen), seen.observed_iso
         if found is not None and snap is not None:
             body = _elements_body(tool, found, errors, checked_at)
-            return ctx.cached_answer(snap, body)  # type: ignore[return-value]
+            return ctx.cached_answer(snap, body, observations=[seen] if seen else None)  # type: ignore[return-value]
         dashboard, stamp = live(
             "bi_get_dashboard_elements",
             {"tool": tool, "dashboard_id": dashboard_id},
@@ -261,7 +266,11 @@ def build(ctx: BridgeContext) -> FastMCP:
 
         (dashboard, outcomes), stamp = await in_thread(mcp, work)
         body = report.health(dashboard, outcomes)
-        return HealthAnswer(**body, tool=tool, checked_at=_now(), provenance=stamp)  # type: ignore[typeddict-item]
+        return ctx.observed(
+            "bi_check_dashboard_health",
+            HealthAnswer(**body, tool=tool, checked_at=_now(), provenance=stamp),
+            tool=tool,
+        )  # type: ignore[typeddict-item]
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     async def bi_verify_row_counts(

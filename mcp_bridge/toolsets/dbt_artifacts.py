@@ -158,7 +158,12 @@ def build(ctx: BridgeContext) -> FastMCP:
     @server.tool(annotations=READ_ONLY, output_schema=published[FailedModelsAnswer])
     def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
-        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals."""
+        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals.
+
+        `invocation` is what dbt's own log says: this run's outcome and error (`this_run: true`), or a newer
+        invocation outside ADE whose results are not here (`this_run: false`): one that failed before writing
+        any (`status: parse_error`, e.g. a Jinja error or a missing ref), or is still running; the answer is
+        then `stale` with the reason."""
         snapshot = inputs.artifact("run-results", run_results_path)
         index_snap, index = inputs.optional_index()
         key = f"failed:{index_snap.version if index_snap else '-'}"
@@ -167,6 +172,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         for name in ("failed", "skipped", "warnings"):
             body[name], cut = _capped(summary[name], max_rows)
             body["truncated"] = body.get("truncated", False) or cut
+        invocation = inputs.invocation(snapshot)
+        if invocation is not None:
+            body["invocation"] = invocation
         return as_result(inputs.answer(snapshot, body, index_snap))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[SilentSkipAnswer])
@@ -208,6 +216,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             "all_satisfied": all(p["severity"] == "ok" for p in found),
             "missing_total": sum(len(p["missing_node_ids"]) for p in found),
         }
+        invocation = inputs.invocation(snapshot)
+        if invocation is not None:
+            body["invocation"] = invocation
         return as_result(inputs.answer(snapshot, body, index_snap))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[SchemaAnswer])
@@ -221,14 +232,21 @@ def build(ctx: BridgeContext) -> FastMCP:
         ],
     ) -> ToolResult:
         """Columns of a model (or seed, snapshot, source): declared in the manifest or observed in the
-        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift."""
+        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift.
+        With source=catalog, a live read of the relation made since the catalog (warehouse_get_schema,
+        warehouse_detect_schema_drift, any agent's) takes its place: columns_observed_at and
+        provenance.observations say so."""
         snapshot, index = inputs.index()
         uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
         if source == "manifest":
             return as_result(ctx.cached_answer(snapshot, schema.manifest_schema(index, uid)))
         catalog_snap = inputs.artifact("catalog", None)
-        body = schema.catalog_schema(index, inputs.catalog(catalog_snap), uid)
-        return as_result(inputs.answer(catalog_snap, body, snapshot))
+        catalog = inputs.catalog(catalog_snap)
+        body = schema.catalog_schema(index, catalog, uid)
+        seen = inputs.observed_relation(index, catalog, uid, catalog_snap)
+        if seen is not None:  # a live read of the relation since the catalog: the warehouse as it is now
+            body = schema.with_observed_columns(body, seen.state, seen.observed_iso)
+        return as_result(inputs.answer(catalog_snap, body, snapshot, observations=[seen] if seen else None))
 
     @server.tool(annotations=READ_ONLY, output_schema=published[PiiAnswer])
     def dbt_scan_pii_risk(

@@ -369,7 +369,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         _, stamp = await service.live(
             "dbtcloud_poll_run", lambda c: None, {"run_id": run_id, "timeout_seconds": timeout_seconds}
         )
-        return {**answer, "provenance": stamp}  # type: ignore[typeddict-item]
+        return ctx.observed("dbtcloud_poll_run", {**answer, "provenance": stamp})  # type: ignore[return-value]
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     async def dbtcloud_get_last_run(
@@ -410,7 +410,11 @@ def build(ctx: BridgeContext) -> FastMCP:
                 job_id=job_id,
                 status_filter=status,
             )
-        return {**lib.last_run_answer(lib.run_record(run)), "provenance": stamp}  # type: ignore[typeddict-item]
+        return ctx.observed(
+            "dbtcloud_get_last_run",
+            {**lib.last_run_answer(lib.run_record(run)), "provenance": stamp},
+            latest=code is None,
+        )  # type: ignore[return-value]
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD)
     async def dbtcloud_fetch_artifact(run_id: RunId, artifact: ArtifactName) -> ArtifactAnswer:

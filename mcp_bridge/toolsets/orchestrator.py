@@ -221,7 +221,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         )
         if record is None:
             raise ToolFailure("no_matching_run", f"no run of {dag_id!r} on {backend} in state {status!r}")
-        return {"dag_id": dag_id, **record, "backend": backend, "provenance": stamp}  # type: ignore[typeddict-item]
+        return ctx.observed(
+            "orchestrator_get_last_run",
+            {"dag_id": dag_id, **record, "backend": backend, "provenance": stamp},
+            backend=backend,
+            latest=wanted is None,
+        )  # type: ignore[return-value]
 
     @server.tool(annotations=TRIGGER)
     def orchestrator_trigger_dag(

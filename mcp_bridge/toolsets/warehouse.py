@@ -21,6 +21,12 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from ade_platform.clients.warehouses import WarehouseClient, WarehouseError, open_client
+from ade_platform.lib.live_observations import (
+    newer_freshness,
+    newer_table,
+    observed_table,
+    schema_with_observations,
+)
 from ade_platform.lib.warehouse import drift, freshness, manifest
 from ade_platform.lib.warehouse import schema as wschema
 from ade_platform.lib.warehouse.names import freshness_asset, schema_asset
@@ -206,7 +212,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             if exc.code in UNREACHABLE:
                 return None, None, exc.code
             raise ToolFailure(exc.code, exc.detail) from None
-        return result.value, result, None
+        return ctx.observed(tool, result.value, warehouse=name, parts=parts), result, None
 
     def optional_snapshot(name: str) -> Snapshot | None:
         try:
@@ -224,7 +230,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             }
         return stamp
 
-    def fallback(snapshot: Snapshot | None, code: str, body: dict[str, Any]) -> dict[str, Any]:
+    def fallback(
+        snapshot: Snapshot | None, code: str, body: dict[str, Any], seen: Any = None
+    ) -> dict[str, Any]:
         if snapshot is None:
             raise ToolFailure(
                 code, f"the warehouse cannot be read now ({code}) and no schema snapshot exists"
@@ -234,6 +242,7 @@ def build(ctx: BridgeContext) -> FastMCP:
             body,
             stale_reason=f"the warehouse could not be read live ({code}); answered from the "
             "latest schema snapshot, which may miss changes made since",
+            observations=seen,
         )
         answer["provenance"]["live_error"] = code
         return answer
@@ -269,11 +278,13 @@ def build(ctx: BridgeContext) -> FastMCP:
             snapshot = optional_snapshot(name)
             if snapshot is None:
                 raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
-            body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
-            return fallback(snapshot, error, {**body, "warehouse": name})
+            data, seen = schema_with_observations(ctx.reader, name, snapshot)  # newer live reads win
+            body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+            return fallback(snapshot, error, {**body, "warehouse": name}, seen)
         snapshot = schema_snapshot(name)
-        body = lookup(lambda: wschema.schema_view(snapshot.data, parts, table_name, MAX_SCHEMA_COLUMNS))
-        return ctx.cached_answer(snapshot, {**body, "warehouse": name})
+        data, seen = schema_with_observations(ctx.reader, name, snapshot)
+        body = lookup(lambda: wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS))
+        return ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[DriftAnswer])
     def warehouse_detect_schema_drift(
@@ -315,10 +326,14 @@ def build(ctx: BridgeContext) -> FastMCP:
         args = {"model_name": model_name, "warehouse": name}
         live_table, result, error = observe_table("warehouse_detect_schema_drift", name, parts, args)
         checked_at = freshness.iso(datetime.now(UTC))
+        seen = None
         if error is not None:
             if snapshot is None:
                 raise ToolFailure(error, f"warehouse '{name}' cannot be read now and has no schema snapshot")
-            table = _relation_table(snapshot, relation)
+            # An earlier live read of the table (any agent's) is newer than the snapshot: it wins.
+            seen = newer_table(ctx.reader, name, relation.schema, relation.identifier, snapshot)
+            live_table = observed_table(seen) if seen else None
+            table = live_table if seen else _relation_table(snapshot, relation)
         else:
             table = live_table
         report = drift.compare(relation, table, wh.type)
@@ -330,8 +345,8 @@ def build(ctx: BridgeContext) -> FastMCP:
             history = [h for h in history if h.version <= snapshot.version] or [
                 drift.SnapshotRef(snapshot.version, snapshot.provenance.materialized_at)
             ]
-            if error is None:  # the live observation is the newest state; snapshots say since when
-                history.insert(0, drift.SnapshotRef(LIVE_VERSION, checked_at))
+            if error is None or seen:  # the live observation is the newest state; snapshots say since when
+                history.insert(0, drift.SnapshotRef(LIVE_VERSION, seen.observed_iso if seen else checked_at))
 
             def table_at(version: str) -> dict[str, Any] | None:
                 if version == LIVE_VERSION:
@@ -341,11 +356,17 @@ def build(ctx: BridgeContext) -> FastMCP:
 
             drift.since_when(report, history, table_at, wh.type)
         report["checked_at"] = checked_at
-        report["observed_at"] = checked_at if error is None else snapshot.provenance.materialized_at
+        report["observed_at"] = (
+            checked_at
+            if error is None
+            else seen.observed_iso
+            if seen
+            else snapshot.provenance.materialized_at
+        )
         report["declared_in"] = {"asset": manifest_snap.asset, "version": manifest_snap.version}
         report["warehouse"] = name
         if error is not None:
-            return fallback(snapshot, error, report)
+            return fallback(snapshot, error, report, [seen] if seen else None)
         return {**report, "provenance": live_stamp(result, snapshot)}
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[FreshnessAnswer])
@@ -381,12 +402,15 @@ def build(ctx: BridgeContext) -> FastMCP:
         tracked = _tracked_freshness(ctx, name, table, column["name"])
         if tracked is not None:
             fresh_snap, entry = tracked
+            seen = newer_freshness(
+                ctx.reader, name, table, column["name"], fresh_snap
+            )  # a newer live check wins
             body = freshness.freshness_answer(
-                table_name, column["name"], entry["max_timestamp"], freshness_threshold_hours,
-                datetime.now(UTC), entry.get("row_count"),
+                table_name, column["name"], seen.state["max_timestamp"] if seen else entry["max_timestamp"],
+                freshness_threshold_hours, datetime.now(UTC), entry.get("row_count"),
             )  # fmt: skip
-            body["observed_at"] = fresh_snap.provenance.materialized_at
-            return ctx.cached_answer(fresh_snap, body)
+            body["observed_at"] = seen.observed_iso if seen else fresh_snap.provenance.materialized_at
+            return ctx.cached_answer(fresh_snap, body, observations=[seen] if seen else None)
         from ade_platform.lib.warehouse.sql import max_timestamp_sql
 
         parts = [p for p in (table.get("database"), table["schema"], table["name"]) if p]
@@ -401,7 +425,12 @@ def build(ctx: BridgeContext) -> FastMCP:
             )
 
         args = {"table_name": table_name, "timestamp_column": timestamp_column, "warehouse": name}
-        return live("warehouse_check_freshness", args, run)
+        return ctx.observed(
+            "warehouse_check_freshness",
+            live("warehouse_check_freshness", args, run),
+            warehouse=name,
+            table=table,
+        )
 
     @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=published[QueryHistoryAnswer])
     def warehouse_get_query_history(

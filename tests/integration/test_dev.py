@@ -65,7 +65,34 @@ def test_ade_dev_serves_ui_and_gateway(demo_settings: Settings, tmp_path: Path) 
         assert any(
             n["assetKey"]["path"] == ["dbt_lineage_index"] for n in graphql.json()["data"]["assetNodes"]
         )
-        # SIGTERM to `ade dev` alone stops the UI and the gateway it started.
+        # The UI is behind the gateway's Host/Origin guard: a rebinding page or a foreign origin gets 403.
+        rebinding = httpx.get(
+            f"http://127.0.0.1:{ui_port}/server_info",
+            headers={"Host": f"attacker.example:{ui_port}"},
+            timeout=10,
+        )
+        assert rebinding.status_code == 403
+        foreign = httpx.post(
+            f"http://127.0.0.1:{ui_port}/graphql",
+            json={"query": "{ version }"},
+            headers={"Origin": "http://attacker.example"},
+            timeout=10,
+        )
+        assert foreign.status_code == 403 and "version" not in foreign.text
+        # ... and the daemon runs beside it (schedules and sensors tick), as under `dagster dev`.
+        health_query = "{ instance { daemonHealth { allDaemonStatuses { daemonType healthy } } } }"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            statuses = httpx.post(
+                f"http://127.0.0.1:{ui_port}/graphql", json={"query": health_query}, timeout=30
+            )
+            daemons = statuses.json()["data"]["instance"]["daemonHealth"]["allDaemonStatuses"]
+            if any(d["daemonType"] == "SENSOR" and d["healthy"] for d in daemons):
+                break
+            time.sleep(2)
+        else:
+            pytest.fail(f"the sensor daemon never reported healthy: {daemons}")
+        # SIGTERM to `ade dev` alone stops the UI, the daemon and the gateway it started.
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=90) == 0
         for port in (ui_port, mcp_port):

@@ -3,58 +3,30 @@ failed dbt build, a dbt run outside ADE, or a column renamed in the warehouse re
 its answer came from.
 
 One small dbt project on DuckDB is built once for the module (`ade materialize`, as a user would); the
-tests then break it in the order an incident unfolds.
+tests then break it in the order an incident unfolds. Rebuilds select the dbt models only (one dbt invocation):
+the run results, manifest and lineage index must come from the build step itself.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ade_platform.config import Settings, load_settings
+from ade_platform.config import Settings
+from mcp_bridge.context import flush_all_observations
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool
+from tests.mcp.shop_project import materialize, materialized_shop, run_dbt
 
 # Several real `ade materialize` runs and a dbt run (about a minute on an idle machine, far more on a loaded one):
 # in `make test-slow`, with a generous time limit.
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
 
-PROJECT = {
-    "dbt_project.yml": """
-name: incident_shop
-version: "1.0.0"
-config-version: 2
-profile: incident_shop
-model-paths: ["models"]
-models:
-  incident_shop:
-    +materialized: table
-""",
-    "profiles.yml": """
-incident_shop:
-  target: dev
-  outputs:
-    dev:
-      type: duckdb
-      path: "{{ env_var('ADE_DUCKDB_PATH') }}"
-      schema: main
-      threads: 1
-""",
-    "models/stg_orders.sql": """
-select 1::integer as order_id, 'placed'::varchar as status, 10.5::decimal(4,1) as amount
-union all select 2, 'shipped', 20.0
-""",
-    "models/orders.sql": "select order_id, status, amount from {{ ref('stg_orders') }}\n",
-    "models/order_totals.sql": "select status, sum(amount) as total from {{ ref('orders') }} group by status\n",
-    "models/schema.yml": """
+SCHEMA_YML = """
 version: 2
 models:
   - name: orders
@@ -66,54 +38,15 @@ models:
         data_type: varchar
       - name: amount
         data_type: decimal(4,1)
-""",
-}
-ADE_YAML = """
-home: {home}
-warehouses:
-  shop:
-    type: duckdb
-    path: ${{ADE_HOME}}/warehouse/shop.duckdb
-dbt:
-  project_dir: {project}
-  profiles_dir: {project}
-  warehouse: shop
-mcp:
-  toolsets: [dbt-artifacts, warehouse]
 """
-
-
-def _materialize(settings: Settings, select: str = "group:dbt_models") -> tuple[int, str]:
-    """`ade materialize` in-process; rebuilds select the dbt models only (one dbt invocation): the run
-    results, manifest and lineage index must come from the build step itself."""
-    from ade_platform.ops import materialize
-
-    out = io.StringIO()
-    code = materialize(settings, select, out=out)
-    return code, out.getvalue()
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     root = tmp_path_factory.mktemp("incident")
-    project = root / "incident_shop"
-    for rel, text in PROJECT.items():
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text(text.lstrip())
-    config = root / "ade.yaml"
-    config.write_text(ADE_YAML.format(home=root / "ade", project=project))
-    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "ADE_DUCKDB_PATH")}
-    os.environ.pop("DAGSTER_HOME", None)
-    env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
-    settings = load_settings(config, env=env)
-    code, log = _materialize(settings, "*")
-    assert code == 0, log[-3000:]
-    yield settings
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    extra = {"models/schema.yml": SCHEMA_YML}
+    with materialized_shop(root, "incident_shop", extra, ("dbt-artifacts", "warehouse")) as (_, settings):
+        yield settings
 
 
 def _call(settings: Settings, tool: str, args: dict | None = None) -> tuple[bool, dict]:
@@ -137,7 +70,7 @@ def test_a_failed_build_is_reported_on_the_first_call(shop: Settings) -> None:
         "select order_id, amount > 15 as big from {{ ref('orders') }}\n"
     )
     try:
-        code, log = _materialize(shop)
+        code, log = materialize(shop)
         assert code == 1, log[-3000:]  # the Dagster run still fails
 
         ok, failed = _call(shop, "dbt_get_failed_models")
@@ -154,14 +87,17 @@ def test_a_failed_build_is_reported_on_the_first_call(shop: Settings) -> None:
     finally:
         orders.write_text(good)
         (project / "models" / "order_flags.sql").unlink()
-    code, log = _materialize(shop)
+    code, log = materialize(shop)
     assert code == 0, log[-3000:]
     ok, after = _call(shop, "dbt_get_failed_models")
     assert ok and after["failed"] == [], after
 
 
-def test_a_dbt_run_outside_ade_flags_answers_stale_until_the_sensor_publishes_it(shop: Settings) -> None:
+def test_a_dbt_run_outside_ade_is_published_by_the_first_answer_without_a_daemon(shop: Settings) -> None:
+    from dagster import SkipReason
+
     from ade_platform.defs.dbt import publish_external_artifacts
+    from ade_platform.lib.dbt.refresh import BY_GATEWAY
     from ade_platform.lib.dbt.staleness import watched_target
 
     project = shop.dbt.project_dir  # type: ignore[union-attr]
@@ -174,42 +110,23 @@ def test_a_dbt_run_outside_ade_flags_answers_stale_until_the_sensor_publishes_it
     good = orders.read_text()
     orders.write_text("select order_id, nope from {{ ref('stg_orders') }}\n")
     try:
-        env = {**os.environ, "ADE_DUCKDB_PATH": str(_warehouse(shop))}
-        dbt = Path(sys.executable).parent / "dbt"
-        proc = subprocess.run(
-            [
-                str(dbt if dbt.exists() else "dbt"),
-                "run",
-                "--select",
-                "orders",
-                "--profiles-dir",
-                str(project),
-            ],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = run_dbt(project, _warehouse(shop), "run", "--select", "orders")
         assert proc.returncode == 1, proc.stdout[-2000:]
     finally:
         orders.write_text(good)
     assert (target / "run_results.json").exists()
 
-    ok, stale = _call(shop, "dbt_get_failed_models")
-    assert ok, stale
-    assert stale["provenance"]["stale"] is True, stale["provenance"]
-    assert "run_results.json" in stale["provenance"]["stale_reason"]
-    assert stale["failed"] == []  # still the snapshot's answer, but it says it is superseded
-    ok, graph = _call(shop, "dbt_get_lineage", {"node_id": "orders", "direction": "upstream"})
-    assert ok and graph["provenance"]["stale"] is True, graph["provenance"]
-
-    # The Dagster sensor's tick publishes what dbt wrote there; the next answer describes that run.
-    publish_external_artifacts(shop, target)
+    # No Dagster daemon runs here: the gateway publishes what dbt wrote before it answers.
     ok, fresh = _call(shop, "dbt_get_failed_models")
     assert ok, fresh
     assert fresh["provenance"]["stale"] is False, fresh["provenance"]
+    assert fresh["provenance"]["published_by"] == BY_GATEWAY
     assert [f["name"] for f in fresh["failed"]] == ["orders"], fresh
+    assert fresh["invocation"]["this_run"] is True and fresh["invocation"]["status"] == "error", fresh
+    ok, graph = _call(shop, "dbt_get_lineage", {"node_id": "orders", "direction": "upstream"})
+    assert ok and graph["provenance"]["stale"] is False, graph["provenance"]
+    # The sensor's tick, when a daemon runs, finds it published already: nothing twice.
+    assert isinstance(publish_external_artifacts(shop, target), SkipReason)
     shutil.rmtree(target)
 
 
@@ -255,7 +172,9 @@ def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settin
         assert ok and schema["provenance"]["source"] == "live", schema
         assert [c["column_name"] for c in schema["columns"]] == ["order_id", "order_status", "amount"]
 
-        # Unreachable warehouse: the snapshot's answer, flagged stale with the error code.
+        # Unreachable warehouse: the snapshot's answer, flagged stale with the error code, with the live reads
+        # made since (recorded in the background: waited for here) in the snapshot's place.
+        assert flush_all_observations()
         path = _warehouse(shop)
         moved = path.with_name("away.duckdb")
         path.rename(moved)
@@ -271,8 +190,15 @@ def test_a_renamed_column_is_seen_live_and_dated_from_the_snapshots(shop: Settin
             prov = answer["provenance"]
             assert prov["source"] == "cache" and prov["stale"] is True, prov
             assert prov["live_error"] == "connection_failed" and "connection_failed" in prov["stale_reason"]
-        assert cached["drift_detected"] is False  # what the snapshot knew
-        assert "status" in [c["column_name"] for c in cached_schema["columns"]]
+        # Not what the snapshot knew: what the live reads above saw, newer than it, and named as such.
+        assert cached["drift_detected"] is True and cached["likely_renames"], cached
+        assert cached["added_in_warehouse"][0]["since"]["first_seen_version"] == "live"
+        assert "order_status" in [c["column_name"] for c in cached_schema["columns"]]
+        for answer in (cached, cached_schema):
+            (seen,) = answer["provenance"]["observations"]
+            assert seen["key"] == "shop:main.orders" and seen["source"] == "warehouse_detect_schema_drift", (
+                seen
+            )
     finally:
         with writing(_warehouse(shop)), duckdb.connect(str(_warehouse(shop))) as con:
             con.execute("alter table main.orders rename column order_status to status")

@@ -29,7 +29,6 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
-from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES, ArtifactError
 from ade_platform.lib.dbt.publish import (
     ARTIFACT_ASSETS,
     LINEAGE_INDEX_ASSET,
@@ -41,6 +40,7 @@ from ade_platform.lib.dbt.publish import (
     publish_lineage_index,
     publish_select_star,
 )
+from ade_platform.lib.dbt.refresh import BY_SENSOR, PublisherBusy, lock_path, publish_newer
 from ade_platform.lib.dbt.staleness import newer_files, watched_target
 from ade_platform.lib.warehouse import file_lock
 from ade_platform.store import Provenance, SnapshotNotFound, StoreReader, StoreWriter
@@ -281,7 +281,8 @@ def build_dbt_sensors(settings: Settings) -> list:
         default_status=DefaultSensorStatus.RUNNING,
         description="Watches the dbt target folder (dbt.target_path, else the project's target/) for artifacts "
         "written by dbt runs outside ADE (a terminal, CI) and publishes them to the store, so the cached tools "
-        "describe the latest run wherever it ran. Failed runs included.",
+        "describe the latest run wherever it ran. Failed runs included. An MCP gateway publishes them too, at "
+        "answer time (no daemon needed); whichever looks first publishes, once.",
     )
     def dbt_target_folder_sensor(context: SensorEvaluationContext) -> Any:
         return publish_external_artifacts(settings, watched)
@@ -290,23 +291,21 @@ def build_dbt_sensors(settings: Settings) -> list:
 
 
 def publish_external_artifacts(settings: Settings, watched: Path) -> Any:
-    """Publish the artifacts in `watched` that are newer than the store's (one sensor tick)."""
+    """Publish the artifacts in `watched` that are newer than the store's (one sensor tick). A gateway may have
+    published them already at answer time: both take the same lock and re-check under it (lib/dbt/refresh.py)."""
     writer = StoreWriter(settings.store_root, retention=settings.store.retention)
     reader = StoreReader(settings.store_root)
-    newer = newer_files(watched, reader)
-    if not newer:
+    if not newer_files(watched, reader):
         return SkipReason("no artifact in the dbt target folder is newer than the store's")
-    kinds = {n.kind for n in newer}
-    published: dict[str, str] = {}
-    if kinds & {"run-results", "manifest"}:
-        published.update(publish_invocation(writer, reader, watched, origin="dbt outside ADE"))
-    for kind in sorted(kinds & {"catalog", "sources"}):
-        try:
-            published[kind] = publish_artifact(writer, kind, watched / ARTIFACT_FILES[kind]).version
-        except (ArtifactError, OSError):
-            continue  # half-written: the next tick retries
+    lock = lock_path(settings.home, str(settings.store_root), watched)
+    try:
+        published = publish_newer(writer, reader, watched, published_by=BY_SENSOR, lock=lock)
+    except PublisherBusy:
+        return SkipReason("another publisher (a gateway) is publishing the dbt target folder now")
     if not published:
-        return SkipReason("the newer artifacts are not readable yet (dbt still writing?)")
+        return SkipReason(
+            "the newer artifacts are not readable yet (dbt still writing?), or were just published"
+        )
     events = [
         AssetMaterialization(
             asset_key=ARTIFACT_ASSETS.get(kind, LINEAGE_INDEX_ASSET),

@@ -27,6 +27,7 @@ TAIL_BYTES = 1 << 20  # the end of the log that is parsed
 HEAD_BYTES = 64 << 10  # from the newest invocation's first line, when it starts before the tail
 SEARCH_BYTES = 16 << 20  # how far back the newest invocation's first line is looked for
 MAX_ERROR_CHARS = 2_000
+MAX_INVOCATIONS = 8  # the newest invocations of the tail that are returned
 # An invocation whose log has been silent this long without an outcome was killed (dbt always logs its end).
 SILENT_SECONDS = 6 * 3600
 
@@ -55,6 +56,13 @@ _NODE_ID = re.compile(r"'((?:model|test|seed|snapshot|source|analysis|unit_test)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[\w.\-]+/)*[\w.\-]+")
 _HEADER_MARKERS = (b"\n" + b"=" * 30 + b" ", b'"name": "MainReportVersion"')
 _FAILED_STATUSES = {"error", "fail", "runtime error"}
+# The debug-level lines read (the rest of a debug log is SQL and connection chatter).
+_DEBUG_WANTED = ("running dbt with arguments", "Command `", "Wrote artifact RunExecutionResult")
+# The JSON events read; a line naming none of them is skipped without being parsed.
+_JSON_WANTED = re.compile(
+    r'"name": "(?:MainReportVersion|MainReportArgs|CommandCompleted|ArtifactWritten|Log\w*Result|EndOfRunSummary'
+    r'|StatsLine|FinishedRunningStats|RunResult\w*)"|"level": "error"'
+)
 _NODE_RESULT_EVENTS = re.compile(r"^(?:Log\w*Result|EndOfRunSummary|StatsLine|FinishedRunningStats)$")
 _FAILURE_EVENTS = {"RunResultError", "RunResultFailure", "RunResultErrorNoMessage"}
 
@@ -106,7 +114,8 @@ def newest_invocation(
 def recent_invocations(
     project_dir: Path, log_path: Path | None = None, target_path: Path | None = None
 ) -> list[DbtInvocation]:
-    """Every invocation whose start or end lies in the bounded end of the log, oldest first."""
+    """The newest invocations (at most MAX_INVOCATIONS) whose start or end lies in the bounded end of the log,
+    oldest first."""
     path = log_file(project_dir, log_path)
     try:
         text, modified = _read_end(path)
@@ -209,7 +218,9 @@ def parse_log(
     order: list[_Seen] = []
     by_id: dict[str, _Seen] = {}
     current: _Seen | None = None  # the text invocation lines belong to
-    message: tuple[datetime, str, list[str]] | None = None
+    # The message being read: (its time of day, level, lines). Continuation lines are kept for errors only: the
+    # bulk of a debug log is SQL under debug lines, which nothing here reads.
+    message: tuple[str, str, list[str]] | None = None
 
     def seen(invocation_id: str | None) -> _Seen:
         if invocation_id and invocation_id in by_id:
@@ -223,36 +234,39 @@ def parse_log(
     def flush() -> None:
         nonlocal message
         if message is not None and current is not None:
-            at, level, lines = message
-            _text_message(current, at, level, "\n".join(lines))
+            clock, level, lines = message
+            current.last_at = current.last_at or modified
+            if level != "debug" or lines[0].startswith(_DEBUG_WANTED):
+                _text_message(current, _on_day(clock, modified), level, "\n".join(lines))
         message = None
 
     for line in text.splitlines():
-        if line.startswith("{"):
+        first = line[:1]
+        if first == "{":
             flush()
-            _json_line(line, seen)
+            if _JSON_WANTED.search(line):
+                _json_line(line, seen)
             continue
-        separator = _SEPARATOR.match(line)
-        if separator:
-            flush()
-            current = seen(separator[2])
-            current.started_at = current.started_at or _on_day(separator[1], modified)
+        if first == "=":
+            separator = _SEPARATOR.match(line)
+            if separator:
+                flush()
+                current = seen(separator[2])
+                current.started_at = current.started_at or _on_day(separator[1], modified)
             continue
-        timed = _TEXT_LINE.match(line)
+        timed = _TEXT_LINE.match(line) if first == "\x1b" or first.isdigit() else None
         if timed:
             flush()
             if current is None:  # the tail starts inside an invocation whose first line was not read
                 current = seen(None)
-            message = (_on_day(timed[1], modified), timed[2].lower(), [timed[3]])
-        elif message is not None and line.strip():
+            message = (timed[1], timed[2].lower(), [timed[3]])
+        elif message is not None and message[1] == "error" and line.strip():
             message[2].append(line)
     flush()
     result = []
-    for i, entry in enumerate(order):
-        if entry.started_at is None and entry.finished_at is None and entry.last_at is None:
-            continue
-        newer = i < len(order) - 1
-        result.append(_invocation(entry, newer, modified, project_dir, target_path))
+    kept = [e for e in order if e.started_at or e.finished_at or e.last_at][-MAX_INVOCATIONS:]
+    for i, entry in enumerate(kept):
+        result.append(_invocation(entry, i < len(kept) - 1, modified, project_dir, target_path))
     return result
 
 

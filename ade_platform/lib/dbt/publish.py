@@ -32,6 +32,7 @@ ARTIFACT_ASSETS = {
 }
 LINEAGE_INDEX_ASSET = "dbt_lineage_index"
 SELECT_STAR_ASSET = "dbt_select_star"
+_INDEX_SOURCE_KEYS = ("dbt_version", "path", "dbt_cloud", "generated_at", "invocation_id", "published_by")
 
 
 def artifact_source(path: Path, artifact: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def artifact_source(path: Path, artifact: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _publish_parsed(
+def publish_parsed(
     writer: StoreWriter,
     kind: str,
     path: Path,
@@ -81,10 +82,10 @@ def publish_artifact(
     code_version: str | None = None,
 ) -> Provenance:
     """Validate one artifact file and publish its bytes unchanged (tools re-read it exactly as dbt wrote it)."""
-    return _publish_parsed(writer, kind, path, run_id=run_id, code_version=code_version)[0]
+    return publish_parsed(writer, kind, path, run_id=run_id, code_version=code_version)[0]
 
 
-def _publish_index(
+def publish_index(
     writer: StoreWriter,
     manifest: dict[str, Any],
     manifest_prov: Provenance,
@@ -98,7 +99,8 @@ def _publish_index(
     source = {
         "manifest_version": manifest_prov.version,
         "catalog_version": catalog_prov.version if catalog_prov else None,
-        **{k: v for k, v in manifest_prov.source.items() if k in ("dbt_version", "path", "dbt_cloud")},
+        # what the index describes (its manifest's invocation and time) and who published it, for staleness checks
+        **{k: v for k, v in manifest_prov.source.items() if k in _INDEX_SOURCE_KEYS},
     }
     provenance = writer.publish(LINEAGE_INDEX_ASSET, files={"data.json": blob}, run_id=run_id, source=source)
     stats = {
@@ -121,7 +123,7 @@ def publish_lineage_index(
     with gc_paused():
         manifest = orjson.loads(manifest_snap.file("data.json"))
         catalog = orjson.loads(catalog_snap.file("data.json")) if catalog_snap else None
-    return _publish_index(
+    return publish_index(
         writer,
         manifest,
         manifest_snap.provenance,
@@ -141,12 +143,12 @@ def publish_target_dir(writer: StoreWriter, target_dir: Path, *, run_id: str | N
     for kind, filename in ARTIFACT_FILES.items():
         path = target_dir / filename
         if path.exists():
-            parsed[kind] = _publish_parsed(writer, kind, path, run_id=run_id)
+            parsed[kind] = publish_parsed(writer, kind, path, run_id=run_id)
             published[kind] = parsed[kind][0].version
     if "manifest" in parsed:
         manifest_prov, manifest = parsed["manifest"]
         catalog_prov, catalog = parsed.get("catalog") or (None, None)
-        provenance, _ = _publish_index(writer, manifest, manifest_prov, catalog, catalog_prov, run_id)
+        provenance, _ = publish_index(writer, manifest, manifest_prov, catalog, catalog_prov, run_id)
         published["lineage_index"] = provenance.version
     return published
 
@@ -178,7 +180,7 @@ def publish_invocation(
         if not path.is_file():
             continue
         try:
-            prov, data = _publish_parsed(writer, kind, path, run_id=run_id, origin=origin)
+            prov, data = publish_parsed(writer, kind, path, run_id=run_id, origin=origin)
         except (ArtifactError, OSError, orjson.JSONDecodeError):
             continue
         published[kind] = prov.version
@@ -191,7 +193,7 @@ def publish_invocation(
                 catalog = orjson.loads(catalog_snap.file("data.json"))
         except SnapshotNotFound:
             catalog_snap, catalog = None, None
-        provenance, _ = _publish_index(
+        provenance, _ = publish_index(
             writer,
             manifest[1],
             manifest[0],

@@ -85,3 +85,23 @@ def catalog_schema(index: dict[str, Any], catalog: dict[str, Any], node_id: str)
             "ephemeral; the declared columns are available with source='manifest'"
         )
     return body
+
+
+def with_observed_columns(body: dict[str, Any], state: dict[str, Any], observed_at: str) -> dict[str, Any]:
+    """A catalog answer with the columns a live read of its relation saw after the catalog was generated (a
+    table_schema observation's state: the relation as the warehouse has it now, or gone)."""
+    exists = bool(state.get("exists"))
+    columns = [
+        {
+            "column_name": c.get("name"),
+            "data_type": c.get("type"),
+            "comment": None,
+            "index": c.get("position"),
+        }
+        for c in (state.get("columns") or [])
+    ]
+    out = {**body, "columns": columns, "total_columns": len(columns), "columns_observed_at": observed_at}
+    out["exists_in_warehouse"] = exists
+    if not exists:
+        out["note"] = "a live read after the catalog was generated found no such relation in the warehouse"
+    return out

@@ -1,8 +1,10 @@
 """Whether a stored dbt artifact is known to be superseded: the cheap signals a cached answer checks.
 
-Two signals, both costing a `stat` or a pointer read, never a parse:
+Three signals, each costing a `stat` or a pointer read when nothing changed, never a parse of an artifact:
 - a dbt invocation outside ADE (a terminal, CI, another orchestrator) rewrote an artifact in the watched
   target folder after the snapshot was taken, and it has not been published yet;
+- dbt's own log (`<project>/logs/dbt.log`) shows a newer invocation outside ADE that is still running, or that
+  failed without leaving this snapshot's successor (a project that no longer parses writes no artifact at all);
 - a dbt build of ADE's own (the Dagster op) started after the snapshot and has not published yet (the
   `dbt_invocation` marker the op writes when it starts and when it has published).
 
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES
+from ade_platform.lib.dbt.invocations import DbtInvocation, InvocationLog
 from ade_platform.lib.dbt.publish import (
     ARTIFACT_ASSETS,
     INVOCATION_ASSET,
@@ -39,6 +42,16 @@ SUPERSEDED_BY: dict[str, str] = {
     ARTIFACT_ASSETS["catalog"]: "catalog",
     ARTIFACT_ASSETS["sources"]: "sources",
 }
+# Which dbt commands rewrite each kind of artifact: the newest of those in dbt's log is the one that matters.
+_WRITERS = {
+    "run-results": frozenset(
+        {"build", "run", "test", "seed", "snapshot", "retry", "clone", "compile", "parse"}
+    ),
+    "catalog": frozenset({"docs generate"}),
+    "sources": frozenset({"source freshness"}),
+}
+# A failure to parse the project outdates every artifact, whichever command hit it (but these parse nothing).
+_PARSE_FREE = frozenset({"deps", "debug", "clean", "init", "docs serve"})
 # The build op publishes its results after this asset; answers from these wait for it.
 _BUILD_OUTPUTS = frozenset(
     {ARTIFACT_ASSETS["run-results"], ARTIFACT_ASSETS["manifest"], LINEAGE_INDEX_ASSET, SELECT_STAR_ASSET}
@@ -91,7 +104,7 @@ def newer_files(target_dir: Path, reader: StoreReader) -> list[NewerFile]:
     found = []
     for kind in ("run-results", "manifest", "catalog", "sources"):
         try:
-            latest: Provenance | None = reader.latest(ARTIFACT_ASSETS[kind]).provenance
+            latest: Provenance | None = reader.latest_provenance(ARTIFACT_ASSETS[kind])
         except (SnapshotNotFound, CorruptSnapshot):
             latest = None
         newer = newer_file(target_dir, kind, latest)
@@ -109,9 +122,11 @@ class StalenessDetector:
         watched_target: Path | None,
         ttl: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        invocations: InvocationLog | None = None,
     ):
         self.reader = reader
         self.watched_target = watched_target
+        self.invocations = invocations
         self.ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
@@ -144,6 +159,17 @@ class StalenessDetector:
 
         return self._cached("marker", read)  # type: ignore[return-value]
 
+    def invocation(self, kind: str = "run-results") -> DbtInvocation | None:
+        """The newest invocation in dbt's log that rewrites `kind` artifacts (or failed to parse the project)."""
+        if self.invocations is None:
+            return None
+        recent = self._cached("log", self.invocations.recent)
+        for found in reversed(recent):  # type: ignore[call-overload]
+            command = found.command or ""
+            if command in _WRITERS[kind] or (found.status == "parse_error" and command not in _PARSE_FREE):
+                return found
+        return None
+
     def stale_reason(self, provenance: Provenance) -> str | None:
         kind = SUPERSEDED_BY.get(provenance.asset)
         if kind is None:
@@ -159,6 +185,9 @@ class StalenessDetector:
                 f"dbt wrote a newer {ARTIFACT_FILES[kind]} in the dbt target folder at "
                 f"{_iso(signature[0] / 1e9)} (a dbt run outside ADE, not yet published to the store)"
             )
+        reason = self._superseding_invocation(provenance, kind)
+        if reason is not None:
+            return reason
         if provenance.asset in _BUILD_OUTPUTS:
             marker = self._marker()
             if marker and marker.get("state") == "running":
@@ -169,6 +198,51 @@ class StalenessDetector:
                         "and has not published its results yet"
                     )
         return None
+
+    def related_invocation(
+        self, provenance: Provenance, kind: str = "run-results"
+    ) -> tuple[DbtInvocation, bool] | None:
+        """The newest invocation in dbt's log that rewrites `kind`, when it is this snapshot's own (True) or newer
+        than the snapshot's artifact (False); None when the log has nothing newer to say."""
+        found = self.invocation(kind)
+        if found is None or found.at is None:
+            return None
+        source = provenance.source or {}
+        if found.invocation_id and found.invocation_id == source.get("invocation_id"):
+            return found, True
+        # The snapshot's artifact time, not its publication: a gateway may publish an old file late.
+        written = _timestamp(source.get("generated_at")) or _timestamp(provenance.materialized_at)
+        if written is not None and found.at.timestamp() <= written:
+            return None
+        return found, False
+
+    def _superseding_invocation(self, provenance: Provenance, kind: str) -> str | None:
+        """A newer invocation in dbt's log that is running, or failed without replacing this snapshot."""
+        related = self.related_invocation(provenance, kind)
+        if related is None or related[1] or related[0].status == "success":
+            return None
+        found = related[0]
+        what = f"`dbt {found.command or '?'}` (invocation {str(found.invocation_id)[:8]})"
+        if found.status == "running":
+            started = _iso(found.at.timestamp())  # type: ignore[union-attr]
+            return f"a dbt invocation outside ADE, {what}, started at {started} and is still running"
+        how = (
+            "failed to parse or compile the project (no node ran)"
+            if found.status == "parse_error"
+            else "failed"
+        )
+        if not found.wrote_artifacts:
+            how += (
+                f" and wrote no {ARTIFACT_FILES['run-results']}"
+                if kind == "run-results"
+                else " and wrote none"
+            )
+        finished = _iso(found.finished_at.timestamp()) if found.finished_at else "?"
+        error = (found.error or "").strip().split("\n", 1)[0][:200]
+        return (
+            f"the newest dbt invocation, {what} at {finished}, {how}: {error or 'see dbt.log'}; "
+            "this answer is from the artifacts of an earlier run"
+        )
 
 
 def watched_target(target_path: Path | None, project_dir: Path | None) -> Path | None:

@@ -115,6 +115,34 @@ class RunNode(TypedDict):
     failures: NotRequired[int]
 
 
+class DbtInvocationInfo(TypedDict):
+    """One dbt invocation as dbt's own log (`<project>/logs/dbt.log`) reports it."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    invocation_id: str | None
+    command: Annotated[str | None, Field(description='"build", "run", "test", "source freshness", ...')]
+    status: Annotated[
+        Literal["running", "success", "error", "parse_error"],
+        Field(
+            description="parse_error: failed before running any node (parse or compile error, no artifacts)"
+        ),
+    ]
+    started_at: str | None
+    finished_at: str | None
+    error: Annotated[str | None, Field(description="The error dbt printed (secrets scrubbed, capped).")]
+    failed_nodes: Annotated[list[str], Field(description="unique_ids, or names when dbt printed only names")]
+    wrote_artifacts: Annotated[
+        bool, Field(description="Whether its run_results.json is in the target folder.")
+    ]
+    this_run: Annotated[
+        bool,
+        Field(
+            description="true: the answer's run results are this invocation's; false: a newer invocation whose "
+            "results are not in the answer (the answer is then stale when it failed or is running)"
+        ),
+    ]
+
+
 class FailedModelsAnswer(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str | None
@@ -134,6 +162,7 @@ class FailedModelsAnswer(TypedDict):
     count_by_status: dict[str, int]
     results_not_in_manifest: int | None
     truncated: bool
+    invocation: NotRequired[DbtInvocationInfo]
     provenance: Provenance
 
 
@@ -157,6 +186,7 @@ class SilentSkipAnswer(TypedDict):
     patterns: Annotated[list[PatternCheck], _spec_list("one entry per expected pattern")]
     all_satisfied: bool
     missing_total: int
+    invocation: NotRequired[DbtInvocationInfo]
     provenance: Provenance
 
 
@@ -181,6 +211,15 @@ class SchemaAnswer(TypedDict):
     catalog_generated_at: NotRequired[str | None]
     relation_type: NotRequired[str | None]
     in_catalog: NotRequired[bool]
+    columns_observed_at: NotRequired[
+        Annotated[
+            str,
+            Field(description="The columns come from a live read of the relation made after the catalog."),
+        ]
+    ]
+    exists_in_warehouse: NotRequired[
+        Annotated[bool, Field(description="What that live read found: false when the relation is gone.")]
+    ]
     note: NotRequired[str]
     columns: list[SchemaColumn]
     total_columns: int

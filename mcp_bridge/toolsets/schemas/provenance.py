@@ -58,3 +58,16 @@ class Provenance(TypedDict):
         Annotated[str, Field(description="Why the live read failed, when the answer fell back to the store.")]
     ]
     dbt_cloud: NotRequired[dict[str, Any]]
+    published_by: NotRequired[
+        Annotated[
+            str, Field(description="Who published the snapshot when not its own asset (a gateway, a sensor).")
+        ]
+    ]
+    observations: NotRequired[
+        Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="Live observations newer than the snapshot used in its place: key, source, observed_at."
+            ),
+        ]
+    ]
