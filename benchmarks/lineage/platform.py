@@ -82,6 +82,17 @@ class Platform:
         )
         return proc.stdout
 
+    def publish_outside_runs(self) -> None:
+        """Publish what dbt wrote in the target folder, as the gateway or the sensor does when they next look."""
+        from ade_platform.lib.dbt.refresh import BY_SENSOR, lock_path, publish_newer
+        from ade_platform.store import StoreReader, StoreWriter
+
+        settings = self.settings
+        target = self.project / "target"
+        writer = StoreWriter(settings.store_root, retention=settings.store.retention)
+        lock = lock_path(settings.home, str(settings.store_root), target)
+        publish_newer(writer, StoreReader(settings.store_root), target, published_by=BY_SENSOR, lock=lock)
+
     def clean_outside_runs(self) -> None:
         """Forget what dbt runs outside ADE left: the target folder and dbt's log."""
         for folder in ("target", "logs"):

@@ -322,11 +322,18 @@ def _models(cat: Catalog) -> list[str]:
 def _edit_model(
     cat: Catalog, model: str, rewrite: Callable[[str], str]
 ) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The edit, and its revert: the file restored and the model built again from a terminal (the newest run
+    results green again, as the team would leave it), then the project's target folder and log cleared."""
     path = cat.p.project / cat.model_path(model)
     original = path.read_text()
+    name = str(cat.nodes[model]["name"])
 
     def revert() -> None:
         path.write_text(original)
+        result = cat.p.dbt("run", "--select", name)
+        if result.returncode != 0:
+            raise RuntimeError(f"dbt run of the restored {name} failed (exit {result.returncode})")
+        cat.p.publish_outside_runs()
         cat.p.clean_outside_runs()
 
     return lambda: path.write_text(rewrite(original)), revert
@@ -374,7 +381,11 @@ def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario
             continue
         model = cat.model_of(table)
         # an incremental model with on_schema_change: fail refuses the change (the build fails instead)
-        if model and cat.nodes[model].get("path") and cat.nodes[model].get("materialization") in ("table", "view"):
+        if (
+            model
+            and cat.nodes[model].get("path")
+            and cat.nodes[model].get("materialization") in ("table", "view")
+        ):
             options.append((tile, table, model, cols))
     if not options:
         return None
@@ -397,8 +408,6 @@ def _break_tile_scenario(cat: Catalog, rng: random.Random, tag: str) -> Scenario
 
     def revert() -> None:
         restore()
-        cat.p.dbt("run", "--select", name)
-        cat.p.clean_outside_runs()
 
     return Scenario(
         "model_change_breaks_tile",

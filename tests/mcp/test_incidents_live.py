@@ -94,8 +94,9 @@ def test_what_changed_lists_the_live_change_and_the_commit_behind_it(platform: P
             commit["detail"]["files"] == [f"models/marts/{model.name}"]
             and commit["detail"]["author"] == "analyst"
         )
-        runs = [e for e in events if e["kind"] == "dbt_run" and e["source"]["source"] == "live"]
-        assert runs and runs[0]["source"]["file"] == "target/run_results.json", events
+        # the run from the terminal: published from the target folder when the gateway first read dbt results
+        runs = [e for e in events if e["kind"] == "dbt_run"]
+        assert runs and runs[0]["detail"]["statuses"] == {table: "success"}, runs
         times = [e["at"] for e in events]
         assert times == sorted(times, reverse=True)
     finally:
@@ -103,6 +104,33 @@ def test_what_changed_lists_the_live_change_and_the_commit_behind_it(platform: P
         platform.git("commit", "-qam", "Revert the rename")
         assert platform.dbt("run", "--select", table).returncode == 0
         platform.clean_outside_runs()
+
+
+def test_what_the_probes_read_is_recorded_for_the_next_agent(platform: Platform, server) -> None:
+    """A table the join read live (renamed column) becomes a table_schema observation, as warehouse_get_schema's
+    read would; the next question dates the change from it, not from its own read."""
+    from ade_platform.store import StoreReader
+    from ade_platform.store.observations import observation_history, table_key
+    from mcp_bridge.context import flush_all_observations
+
+    (scenario,) = generate(platform, SEED + 1, 1, ("column_renamed_under_tile",))
+    table = scenario.expected.node.rsplit(":", 1)[-1].split(".")  # type: ignore[union-attr]
+    scenario.apply()
+    try:
+        ok, first = call_tool(server, "lineage_explain_incident", scenario.start)
+        assert ok and flush_all_observations(30), first
+        seen = observation_history(
+            StoreReader(platform.settings.store_root), "table_schema", table_key("gen", table[-2], table[-1])
+        )
+        assert seen and seen[-1].source == "lineage_explain_incident" and seen[-1].state["exists"], seen
+        assert scenario.expected.column not in {c["name"] for c in seen[-1].state["columns"]}  # type: ignore[union-attr]
+        ok, second = call_tool(server, "lineage_explain_incident", scenario.start)
+    finally:
+        scenario.revert()
+    assert ok, second
+    top, before = second["causes"][0], first["causes"][0]
+    assert top["object"] == before["object"] and top["onset"]["from"] == "observation", top["onset"]
+    assert top["onset"]["first_seen_at"] == before["onset"]["first_seen_at"]
 
 
 def test_bad_since_and_cursor_are_refused(server) -> None:

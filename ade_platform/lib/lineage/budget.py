@@ -24,6 +24,7 @@ class Probe:
     depth: int
     run: Callable[[], Any]
     deadline_s: float | None = None  # its own budget (from the start), instead of the shared one
+    facts: dict[str, Any] | None = None  # what its reading is about (to record it as an observation)
 
 
 @dataclass

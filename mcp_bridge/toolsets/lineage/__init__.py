@@ -102,7 +102,7 @@ def build(ctx: BridgeContext) -> FastMCP:
 
     def probe_live(
         tool: str, arguments: dict[str, Any], v: dict[str, Any], root: str, symptom: bool = True
-    ) -> tuple[LiveFindings, Any]:
+    ) -> tuple[LiveFindings, Any, list[Any]]:
         """The symptom (unless told not to) and the chain, probed live as one audited read-only run."""
         chain = walk(v, root, "upstream", None, default_cap)
         try:
@@ -112,14 +112,20 @@ def build(ctx: BridgeContext) -> FastMCP:
         reused = observed_symptom(v["nodes"][root]) if symptom else None
         probes = prober.plan(v, root, chain, run_results, reused, symptom=symptom)
 
-        def run() -> LiveFindings:
+        def run() -> tuple[LiveFindings, list[Any]]:
             return prober.probe(probes, budget_ms, time.time())
 
         result = ctx.live().run(tool, run, arguments=arguments, effects="none")
-        findings: LiveFindings = result.value
+        findings, observed = result.value
         if reused is not None:
             findings.symptom = reused
-        return findings, result
+        return findings, result, observed
+
+    def record(tool: str, observed: list[Any]) -> None:
+        """What was read now updates the shared picture (written in the background): after the answer is
+        built, so the answer's own history never holds what this very call observed."""
+        for found in observed:
+            ctx.observe(found.kind, found.key, found.state, source=tool, asset=found.asset)
 
     def stamp_live(prov: dict[str, Any], result: Any, findings: LiveFindings) -> dict[str, Any]:
         prov["source"] = "live"
@@ -202,12 +208,13 @@ def build(ctx: BridgeContext) -> FastMCP:
         snapshot, lineage, v = store.graph()
         root = start_of(v, start_kind, start, system)
         health, joined = store.health_now()
-        findings, result = LiveFindings(now=time.time()), None
+        findings, result, observed = LiveFindings(now=time.time()), None, []
         if live:
             args = {"start_kind": start_kind, "start": start, "system": system}
-            findings, result = probe_live("lineage_explain_incident", args, v, root)
+            findings, result, observed = probe_live("lineage_explain_incident", args, v, root)
         records = store.records(health, joined, lineage, snapshot.version)
         body = incident.explain(v, root, records, findings, dialect, default_cap)
+        record("lineage_explain_incident", observed)
         read_live = (
             frozenset({"dbt_run_results"}) if live and "run_results" not in _missed(findings) else frozenset()
         )
@@ -251,13 +258,14 @@ def build(ctx: BridgeContext) -> FastMCP:
         root = start_of(v, start_kind, start, system)
         health, joined = store.health_now()
         chain = walk(v, root, "upstream", None, default_cap)
-        findings, result = LiveFindings(now=time.time()), None
+        findings, result, observed = LiveFindings(now=time.time()), None, []
         if live:
             args = {"start_kind": start_kind, "start": start, "system": system, "since": since}
-            findings, result = probe_live("lineage_what_changed", args, v, root, symptom=False)
+            findings, result, observed = probe_live("lineage_what_changed", args, v, root, symptom=False)
         records = store.records(health, joined, lineage, snapshot.version)
         commits, notes = git_commits(settings, chain_files(v, chain), since_at)
         events = Timeline(v, chain, records, findings, since_at).build(commits)
+        record("lineage_what_changed", observed)
         try:
             shown, next_cursor = page(events, limit, cursor)
         except CursorError as exc:

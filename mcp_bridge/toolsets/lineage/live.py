@@ -71,6 +71,7 @@ class LiveProber:
                         0,
                         lambda: self.run_bi(tool, dash, tile),
                         deadline_s=self.settings.bi.tile_timeout_seconds + 1.0,
+                        facts={"tool": tool, "dashboard": dash, "tile": tile},
                     )
                 )
         dbt = self.settings.dbt
@@ -87,9 +88,8 @@ class LiveProber:
             node = nodes.get(node_id, {})
             depth = where["depth"]
             if node.get("system") == "warehouse" and node.get("warehouse") in self.settings.warehouses:
-                probes.append(
-                    Probe(f"table:{node_id}", "table_schema", node_id, depth, self._table_probe(node))
-                )
+                run, facts = self._table_probe(node)
+                probes.append(Probe(f"table:{node_id}", "table_schema", node_id, depth, run, facts=facts))
             elif (
                 node.get("kind") == "source"
                 and node.get("relation")
@@ -97,14 +97,9 @@ class LiveProber:
             ):  # a loaded_at_field that is an expression is left to dbt's own freshness run
                 wh = (dbt.warehouse if dbt else None) or next(iter(self.settings.warehouses), None)
                 if wh in self.settings.warehouses:
+                    run, facts = self._freshness_probe(wh, node)
                     probes.append(
-                        Probe(
-                            f"freshness:{node_id}",
-                            "source_freshness",
-                            node_id,
-                            depth,
-                            self._freshness_probe(wh, node),
-                        )
+                        Probe(f"freshness:{node_id}", "source_freshness", node_id, depth, run, facts=facts)
                     )
             if node.get("system") == "dbt":
                 for b in builders_of(v, node_id):
@@ -114,12 +109,58 @@ class LiveProber:
         for builder, depth in sorted(builders.items(), key=lambda item: item[1]):
             run = self._builder_probe(nodes.get(builder, {}))
             if run is not None:
-                probes.append(Probe(f"builder:{builder}", "builder_run", builder, depth, run))
+                facts = {"system": nodes[builder].get("system")}
+                probes.append(Probe(f"builder:{builder}", "builder_run", builder, depth, run, facts=facts))
         return probes
 
-    def probe(self, probes: list[Probe], budget_ms: float, now: float) -> LiveFindings:
+    def probe(self, probes: list[Probe], budget_ms: float, now: float) -> tuple[LiveFindings, list[Any]]:
+        """What the probes found, and the observations to record (lib/live_observations.py shapes)."""
         outcome = run_probes(probes, budget_ms / 1000.0)
-        return self.findings(probes, outcome, now)
+        return self.findings(probes, outcome, now), self.observations(probes, outcome)
+
+    def observations(self, probes: list[Probe], outcome: ProbeOutcome) -> list[Any]:
+        """The probes' readings as the observations the single-system tools record for the same reads, so the
+        next agent, the cached tools and the sensors start from them (deduplicated in the store)."""
+        from ade_platform.lib import live_observations as lo
+        from ade_platform.lib.bi.names import health_asset
+        from ade_platform.store.observations import tile_key
+
+        found: list[Any] = []
+        for probe in probes:
+            value = outcome.values.get(probe.key)
+            facts = probe.facts
+            if value is None or facts is None:
+                continue
+            if probe.kind == "symptom":
+                tool, dash = facts["tool"], facts["dashboard"]
+                tiles = (
+                    [{**value, "tile": facts["tile"]}] if facts.get("tile") is not None else value.get("all")
+                )
+                found += [
+                    lo.Observed(
+                        "bi_tile_health",
+                        tile_key(tool, dash, str(t["tile"])),
+                        {"status": t["status"], "error": t.get("error")},
+                        health_asset(tool),
+                    )
+                    for t in tiles or []
+                    if t.get("tile") is not None and t.get("status") != "unknown"
+                ]
+            elif probe.kind == "table_schema":
+                found += lo.table_schema(value.table, facts)
+            elif probe.kind == "source_freshness":
+                answer = {
+                    "timestamp_column": value["loaded_at_field"],
+                    "max_timestamp": value["max_loaded_at"],
+                }
+                found += lo.freshness(answer, facts)
+            elif probe.kind == "builder_run" and facts.get("system") == "dbt_cloud":
+                from ade_platform.lib.dbt_cloud import last_run_answer
+
+                found += lo.dbt_cloud_run(last_run_answer(value), {"latest": True})
+            elif probe.kind == "builder_run":
+                found += lo.orchestrator_run(value, {"backend": facts["system"], "latest": True})
+        return found
 
     def findings(self, probes: list[Probe], outcome: ProbeOutcome, now: float) -> LiveFindings:
         live = LiveFindings(now=now, not_reached=outcome.not_reached, elapsed_ms=outcome.elapsed_ms)
@@ -193,6 +234,7 @@ class LiveProber:
             "status": status,
             "error": next((t["error"] for t in failing if t["error"]), None),
             "tiles": failing,
+            "all": tiles,
             "observed_at": observed,
             "via": f"{tool} dashboard run",
         }
@@ -206,19 +248,17 @@ class LiveProber:
             lambda: open_client(name, settings.warehouses[name], settings.limits.query_timeout_seconds),
         )
 
-    def _table_probe(self, node: dict[str, Any]) -> Callable[[], TableState]:
+    def _table_probe(self, node: dict[str, Any]) -> tuple[Callable[[], TableState], dict[str, Any]]:
         name = str(node.get("warehouse"))
         key = str(node.get("name"))
+        parts = key.split(".")
+        if self.settings.warehouses[name].type == "duckdb" and len(parts) == 3:
+            # DuckDB's catalog is a file name the platform and dbt may spell differently
+            parts = parts[1:]
 
         def run() -> TableState:
             from ade_platform.clients.warehouses import WarehouseError
 
-            wh = self.settings.warehouses[name]
-            parts = key.split(".")
-            if wh.type == "duckdb" and len(parts) == 3:
-                parts = parts[
-                    1:
-                ]  # DuckDB's catalog is a file name the platform and dbt may spell differently
             try:
                 table = self._warehouse(name).describe_table(parts)
             except WarehouseError as exc:
@@ -227,11 +267,14 @@ class LiveProber:
                 table = None
             return TableState(key, table, time.time())
 
-        return run
+        return run, {"warehouse": name, "parts": parts}
 
-    def _freshness_probe(self, warehouse: str, node: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    def _freshness_probe(
+        self, warehouse: str, node: dict[str, Any]
+    ) -> tuple[Callable[[], dict[str, Any]], dict[str, Any]]:
         config = dict(node.get("freshness") or {})
         relation = str(node.get("relation"))
+        *_, schema, table = relation.split(".")
 
         def run() -> dict[str, Any]:
             from ade_platform.lib.warehouse import freshness
@@ -258,7 +301,7 @@ class LiveProber:
                 "observed_at": now.timestamp(),
             }
 
-        return run
+        return run, {"warehouse": warehouse, "table": {"schema": schema, "name": table}}
 
     def newer_results(self, snapshot_provenance: Any) -> dict[str, Any] | None:
         """The target folder's run_results.json when dbt wrote it after the stored snapshot."""
@@ -333,6 +376,7 @@ class LiveProber:
         if not runs:
             return None
         run = dict(runs[0])
+        run["dag_id"] = dag_id
         run["finished_at"] = run.get("end_date")
         run["started_at"] = run.get("start_date")
         run["observed_at"] = time.time()

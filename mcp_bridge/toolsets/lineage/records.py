@@ -11,6 +11,7 @@ from typing import Any
 
 from ade_platform.config import Settings
 from ade_platform.lib.dbt.artifacts import freeze_heap, gc_paused
+from ade_platform.lib.lineage.conditions import epoch_of
 from ade_platform.lib.lineage.evidence import Records
 from ade_platform.lib.lineage.history import History, VersionRef
 from ade_platform.lib.lineage.sources import (
@@ -47,7 +48,7 @@ class StoreVersions:
         if cached is not None and cached[0] == latest.version:
             return cached[1]
         refs = [
-            VersionRef(p.version, p.materialized_epoch, p.data_version)
+            VersionRef(p.version, _happened_at(p), p.data_version)
             for p in reversed(self.reader.history(asset))
             if p.version <= latest.version  # versions sort in publication order
         ]
@@ -180,6 +181,13 @@ class LineageStore:
             stamped["stale"] = True
             stamped["stale_reason"] = "; ".join(reasons)
         return stamped
+
+
+def _happened_at(provenance: Any) -> float:
+    """When a version's content happened: the dbt invocation that wrote an artifact (its generated_at: a run
+    outside ADE may be published long after it ran), else when the version was materialized."""
+    generated = epoch_of((provenance.source or {}).get("generated_at"))
+    return generated if generated is not None else provenance.materialized_epoch
 
 
 def topology_of(settings: Settings) -> Topology:
