@@ -212,23 +212,33 @@ def bench(n_nodes: int, repeats: int) -> None:
         cached, _ = await_(_latency(server, [("lineage_explain_incident", {**tile, "live": False})], repeats))
         live, answer = await_(_latency(server, [("lineage_explain_incident", tile)], repeats))
         changed, _ = await_(_latency(server, [("lineage_what_changed", tile)], max(3, repeats // 3)))
-        body = answer.structured_content
-        probes = body["live"]["probes"]
-        missed = body["live"]["not_reached"]
         print(f"    lineage_explain_incident (tile), snapshots only  {fmt_ms(cached)}")
-        print(f"    lineage_explain_incident (tile), live probes     {fmt_ms(live)}   "
-              f"chain {body['chain_nodes']} nodes, {probes} probes done in {body['live']['elapsed_ms']:.0f} ms")  # fmt: skip
+        _report_live("lineage_explain_incident (tile), live probes    ", live, answer.structured_content)
         print(f"    lineage_what_changed (tile), live probes         {fmt_ms(changed)}")
-        if missed:
-            kinds = Counter(m["probe"] for m in missed)
-            hops = sorted({m["hops_from_symptom"] for m in missed})
-            print(f"    not reached within lineage.live_budget_ms: {len(missed)} probes "
-                  f"({', '.join(f'{k} {n}' for k, n in kinds.items())}), {hops[0]}-{hops[-1]} hops from the tile")  # fmt: skip
-        else:
-            print(
-                "    not reached within lineage.live_budget_ms: nothing (every hop of the chain was probed)"
-            )
+        dashboard = {"start_kind": "dashboard", "start": "7"}
+        wide, answer = await_(
+            _latency(server, [("lineage_explain_incident", dashboard)], max(3, repeats // 3))
+        )
+        _report_live("lineage_explain_incident (dashboard, 6 tiles)  ", wide, answer.structured_content)
         _flush()
+
+
+def _report_live(label: str, times: list[float], body: dict[str, Any]) -> None:
+    live = body["live"]
+    print(
+        f"    {label} {fmt_ms(times)}   chain {body['chain_nodes']} nodes, {live['probes']} probes done "
+        f"in {live['elapsed_ms']:.0f} ms"
+    )
+    missed = live["not_reached"]
+    if missed:
+        kinds = Counter(m["probe"] for m in missed)
+        hops = sorted({m["hops_from_symptom"] for m in missed})
+        print(
+            f"      not reached within lineage.live_budget_ms: {len(missed)} probes "
+            f"({', '.join(f'{k} {n}' for k, n in kinds.items())}), {hops[0]}-{hops[-1]} hops from the start"
+        )
+    else:
+        print("      not reached within lineage.live_budget_ms: nothing (every hop of the chain was probed)")
 
 
 def _flush() -> None:
