@@ -482,8 +482,71 @@ def _healthy(cat: Catalog, rng: random.Random) -> Scenario:
     )
 
 
-def generate(platform: Platform, seed: int, per_kind: int, kinds: tuple[str, ...] = KINDS) -> list[Scenario]:
-    """per_kind scenarios of each kind (fewer where the platform offers no candidate), in a seeded order."""
+def _upstream(cat: Catalog, node_id: str) -> list[str]:
+    seen, queue = {node_id}, [node_id]
+    while queue:
+        for e in cat.up.get(queue.pop(0), ()):
+            if e["from"] not in seen:
+                seen.add(e["from"])
+                queue.append(e["from"])
+    return sorted(seen - {node_id})
+
+
+def _with_distractor(cat: Catalog, rng: random.Random, s: Scenario, tag: str) -> Scenario:
+    """The same incident, plus a source upstream of the start that stops loading at the same moment: a new
+    condition on the chain that does not explain the error (the explaining one must still rank first)."""
+    start = _node_of(cat, s.start)
+    sources = [
+        n
+        for n in _upstream(cat, start)
+        if cat.nodes[n].get("kind") == "source"
+        and (cat.nodes[n].get("freshness") or {}).get("loaded_at_field")
+        and n not in cat.stale_sources
+    ]
+    if not sources:
+        return s
+    source = cat.nodes[rng.choice(sources)]
+    relation = ".".join(source["relation"].split(".")[-2:])
+    column, shift = source["freshness"]["loaded_at_field"], 500
+
+    def apply() -> None:
+        s.apply()
+        cat.p.sql(f'update {relation} set "{column}" = "{column}" - interval {shift} hour')
+
+    def revert() -> None:
+        try:
+            cat.p.sql(f'update {relation} set "{column}" = "{column}" + interval {shift} hour')
+        finally:
+            s.revert()
+
+    return Scenario(
+        s.kind, f"{s.description} (and source {relation} stops loading)", s.start, s.expected, apply, revert
+    )
+
+
+def _node_of(cat: Catalog, start: dict[str, Any]) -> str:
+    kind, ref, system = start["start_kind"], str(start["start"]), start.get("system")
+    for n in cat.graph["nodes"]:
+        if system is not None and n.get("system") != system:
+            continue
+        if (kind == "tile" and str(n.get("tile_id")) == ref and n.get("kind") == "tile") or (
+            kind == "dashboard" and str(n.get("dashboard_id")) == ref and n.get("kind") == "dashboard"
+        ):
+            return n["id"]
+        if kind == "dbt_node" and n.get("unique_id") == ref:
+            return n["id"]
+    return cat.table_id(ref) if kind == "table" else ref
+
+
+# An incident whose symptom is an error (what the explaining cause is matched against) may come with a distractor.
+_DISTRACTABLE = {*(k for k in KINDS if k.endswith("_under_tile")), "model_change_breaks_tile"}
+
+
+def generate(
+    platform: Platform, seed: int, per_kind: int, kinds: tuple[str, ...] = KINDS, distractors: float = 0.5
+) -> list[Scenario]:
+    """per_kind scenarios of each kind (fewer where the platform offers no candidate), in a seeded order; a share
+    `distractors` of those whose symptom is an error also have an unrelated source stop loading on the chain."""
     rng = random.Random(seed)
     cat = Catalog(platform)
     out: list[Scenario] = []
@@ -504,6 +567,8 @@ def generate(platform: Platform, seed: int, per_kind: int, kinds: tuple[str, ...
                 found = _break_tile_scenario(cat, rng, tag)
             else:
                 found = _healthy(cat, rng)
+            if found is not None and kind in _DISTRACTABLE and rng.random() < distractors:
+                found = _with_distractor(cat, rng, found, tag)
             if found is not None:
                 out.append(found)
     rng.shuffle(out)
