@@ -29,8 +29,8 @@ from typing import Any
 
 from ade_platform.config import Settings
 from ade_platform.lib.dbt.lineage import build_lineage_index
-from ade_platform.lib.lineage.sources import LINEAGE_ASSET, Topology, build_graph
-from ade_platform.store import SnapshotNotFound, StoreReader, StoreWriter
+from ade_platform.lib.lineage.sources import LINEAGE_ASSET, Topology, build_graph, store_read
+from ade_platform.store import StoreReader, StoreWriter
 from benchmarks.synthetic import synthetic_manifest
 from benchmarks.timing import fmt_ms, pct
 
@@ -116,17 +116,6 @@ def _warehouse(path: Path, tables: list[dict[str, Any]]) -> None:
                 con.execute(f'insert into "raw"."{t["name"]}" values (1, now() - interval 2 hour)')
 
 
-def _read(reader: StoreReader):
-    def read(asset: str):
-        try:
-            snap = reader.latest(asset)
-        except SnapshotNotFound:
-            return None
-        return snap.data, snap.version
-
-    return read
-
-
 async def _latency(
     server: Any, calls: list[tuple[str, dict[str, Any]]], repeats: int, warm: bool = True
 ) -> tuple[list[float], Any]:
@@ -175,7 +164,7 @@ def bench(n_nodes: int, repeats: int) -> None:
         builds = []
         for _ in range(3):
             started = time.perf_counter()
-            lineage = build_graph(_read(StoreReader(home / "store")), topo)
+            lineage = build_graph(store_read(StoreReader(home / "store")), topo)
             writer.publish(LINEAGE_ASSET, lineage)
             builds.append(time.perf_counter() - started)
         stats = lineage["stats"]

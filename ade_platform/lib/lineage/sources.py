@@ -1,7 +1,7 @@
 """Which store assets the cross-stack lineage joins, and reading whichever of them exist.
 
-Reading goes through a callable (asset name -> (data, version) or None when never materialized), so this module
-needs neither the store nor Dagster: the asset and the MCP tool pass their own reader.
+Reading goes through a callable (asset name -> (data, version) or None when never materialized), so the graph
+can be built from anything that holds the assets; `store_read` makes one from a store reader.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from ade_platform.lib.lineage.build import Builder, LineageInputs, WarehouseInfo, build_lineage
 from ade_platform.lib.lineage.trace import HealthInputs
 from ade_platform.lib.warehouse.names import drift_asset, schema_asset
+from ade_platform.store import SnapshotNotFound, StoreReader
 
 Read = Callable[[str], "tuple[Any, str] | None"]
 BI_TOOLS = ("looker", "metabase")
@@ -27,6 +28,19 @@ class Topology:
     warehouses: dict[str, str]
     dbt_warehouse: str | None
     builders: tuple[Builder, ...] = ()
+
+
+def store_read(reader: StoreReader) -> Read:
+    """The reading callable of a store: an asset's newest (data, version), None when never materialized."""
+
+    def read(asset: str) -> tuple[Any, str] | None:
+        try:
+            snap = reader.latest(asset)
+        except SnapshotNotFound:
+            return None
+        return snap.data, snap.version
+
+    return read
 
 
 def graph_assets(topology: Topology) -> list[str]:

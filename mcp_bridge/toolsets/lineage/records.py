@@ -19,6 +19,7 @@ from ade_platform.lib.lineage.sources import (
     Topology,
     health_assets,
     health_inputs,
+    store_read,
     table_columns,
 )
 from ade_platform.lib.lineage.tables import SchemaHistory
@@ -69,15 +70,9 @@ class LineageStore:
         self.reader = ctx.reader
         self.topology = topology
         self.history = History(StoreVersions(ctx.reader))
+        self.read = store_read(ctx.reader)
         self._memo: dict[tuple[str, Any], Any] = {}
         self._lock = threading.Lock()
-
-    def read(self, asset: str) -> tuple[Any, str] | None:
-        try:
-            snap = self.reader.latest(asset)
-        except SnapshotNotFound:
-            return None
-        return snap.data, snap.version
 
     def graph(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """The graph snapshot, its data and its adjacency index; parsed and indexed once per version, with the
