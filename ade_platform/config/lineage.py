@@ -26,3 +26,9 @@ class LineageBuilder(_Model):
 class LineageSettings(_Model):
     builders: list[LineageBuilder] = Field(default_factory=list)
     max_nodes: int = Field(300, ge=1, description="Default node cap of a cross-stack trace.")
+    live_budget_ms: int = Field(
+        1500,
+        ge=0,
+        le=60_000,
+        description="Time the incident tools spend probing the chain live (closest hops first); 0: snapshots only.",
+    )

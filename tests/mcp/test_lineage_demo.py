@@ -67,4 +67,7 @@ def test_demo_dashboard_chain_and_the_planted_broken_tile(demo_settings: Setting
     assert top["cause"] == "tile_references_missing_column"
     assert top["evidence"]["missing_columns"] == ["discount_code"]
     assert "dbt:model.dbt_demo.orders" in top["evidence"]["models"]
-    assert incident["symptom"]["tiles"][0]["status"] == "error"
+    symptom = incident["symptom"]
+    assert symptom["status"] == "error" and symptom["observed"]["source"] == "live", symptom  # run now
+    assert (symptom["error_kind"], symptom["columns"]) == ("missing_column", ["discount_code"])
+    assert incident["confidence"] == "high" and "discount_code" in incident["verdict"]

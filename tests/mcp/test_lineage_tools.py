@@ -118,7 +118,7 @@ def test_incident_ranks_the_failed_model_and_the_missing_column(server) -> None:
     broken = tile72["causes"][0]
     assert broken["cause"] == "tile_references_missing_column"
     assert broken["evidence"]["missing_columns"] == ["discount"]
-    assert tile72["symptom"]["tiles"][0]["status"] == "error"
+    assert tile72["symptom"]["status"] == "error" and tile72["symptom"]["error_kind"] == "missing_column"
 
 
 def test_a_healthy_chain_has_no_cause_and_a_moved_input_is_stale(tmp_settings: Settings) -> None:
@@ -147,3 +147,35 @@ def test_errors_are_structured(server, tmp_settings: Settings) -> None:
     empty = build_server(Settings(home=tmp_settings.home / "empty"), only="lineage")
     ok, err = call_tool(empty, "lineage_trace", {"start_kind": "dbt_node", "start": "orders"})
     assert not ok and err["error"] == "asset_not_materialized" and LINEAGE_ASSET in err["detail"]
+
+
+def test_a_tile_health_observed_seconds_ago_is_the_symptom_now(server, tmp_settings: Settings) -> None:
+    """bi_check_dashboard_health (another agent) saw tile 70 fail a moment ago: the join starts from that
+    observation instead of the snapshot, which still says the tile is ok, and dates the symptom from it."""
+    import time
+
+    from ade_platform.store.observations import record_observation, tile_key
+
+    writer = StoreWriter(tmp_settings.store_root)
+    state = {"status": "error", "error": 'Binder Error: Referenced column "total" not found in FROM clause!'}
+    record_observation(
+        writer, "bi_tile_health", tile_key("looker", "7", "70"), state, source="bi_check_dashboard_health"
+    )
+    ok, body = call_tool(server, "lineage_explain_incident", {"start_kind": "tile", "start": "70"})
+    assert ok, body
+    symptom = body["symptom"]
+    assert (
+        symptom["status"] == "error"
+        and symptom["observed"]["via"] == "observation by bi_check_dashboard_health"
+    )
+    assert symptom["columns"] == ["total"] and symptom["onset"]["last_healthy_at"] is not None
+    # older than a few seconds it is not reused as the symptom now, but with no live BI configured it is still
+    # the newest picture there is: newer than the snapshot, which says ok
+    time.sleep(11)
+    ok, later = call_tool(server, "lineage_explain_incident", {"start_kind": "tile", "start": "70"})
+    assert ok and later["symptom"]["status"] == "error", later["symptom"]
+    assert later["symptom"]["observed"] == {
+        "source": "observation",
+        "observed_at": symptom["observed"]["observed_at"],
+        "by": "bi_check_dashboard_health",
+    }

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ade_platform.lib.dbt.lineage import build_lineage_index
-from ade_platform.lib.lineage import incident, relations, selectors, trace
+from ade_platform.lib.lineage import relations, selectors, trace
 from ade_platform.lib.lineage.build import Builder, LineageInputs, WarehouseInfo, build_lineage
 from ade_platform.lib.lineage.render import mermaid
 
@@ -283,7 +283,7 @@ def test_trace_from_dashboard_reaches_sources_and_builders(lineage) -> None:
     assert graph.startswith("graph LR") and "classDef failed" in graph
 
 
-def test_incident_ranks_failed_model_stale_source_and_missing_column(lineage, index) -> None:
+def test_health_of_each_hop_from_the_newest_snapshots(lineage, index) -> None:
     v = trace.views(lineage)
     run_results = {
         "metadata": {"generated_at": "2026-01-01T00:00:00Z"},
@@ -312,21 +312,10 @@ def test_incident_ranks_failed_model_stale_source_and_missing_column(lineage, in
             run_results=run_results, index=index, sources=sources, bi_health=bi_health, dbt_cloud_runs=runs
         )
     )
-    cols = {
-        n["id"]: {"id", "amount"} if n["id"].endswith("main.orders") else {"day", "total"}
-        for n in lineage["nodes"]
-        if n.get("system") == "warehouse"
-    }
-    tile = trace.find_start(v, "tile", "70", "looker")
-    report = incident.explain(v, health, tile, cols)
-    kinds = [c["cause"] for c in report["causes"]]
-    assert kinds[0] == "failed_model" and report["causes"][0]["name"] == "stg_orders"
-    assert "stale_source" in kinds and "failed_builder_run" in kinds and "skipped_model" in kinds
-    assert all(c["next_tool"]["tool"] for c in report["causes"])
-    broken = incident.explain(v, health, trace.find_start(v, "tile", "72", "looker"), cols)
-    top = broken["causes"][0]
-    assert top["cause"] == "tile_references_missing_column" and top["evidence"]["missing_columns"] == [
-        "discount"
-    ]
-    assert broken["symptom"]["tiles"][0]["error"] == "column discount not found"
     assert trace.status_of(health.of(v["nodes"][f"dbt:model.{P}.stg_orders"])) == "failed"
+    assert trace.status_of(health.of(v["nodes"][f"dbt:model.{P}.orders"])) == "warn"
+    assert trace.status_of(health.of(v["nodes"][f"dbt:source.{P}.raw.orders"])) == "stale"
+    assert trace.status_of(health.of(v["nodes"]["dbt_cloud:job:42"])) == "failed"
+    tile = v["nodes"][trace.find_start(v, "tile", "72", "looker")]
+    assert health.of(tile)["error"] == "column discount not found"
+    assert health.job_history["dbt_cloud:job:42"][0]["id"] == 9

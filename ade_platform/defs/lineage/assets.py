@@ -19,9 +19,9 @@ from ade_platform.lib.lineage.sources import (
     build_graph,
     graph_assets,
     health_inputs,
+    store_read,
 )
 from ade_platform.lib.lineage.trace import Health, status_of, views, walk
-from ade_platform.store import SnapshotNotFound, StoreReader
 
 GROUP = "lineage"
 _MAX_RENDERED_DASHBOARDS = 5
@@ -35,17 +35,6 @@ def topology(settings: Settings) -> Topology:
             Builder(b.system, b.job, list(b.select), list(b.exclude)) for b in settings.lineage.builders
         ),
     )
-
-
-def store_read(reader: StoreReader):
-    def read(asset: str) -> tuple[Any, str] | None:
-        try:
-            snap = reader.latest(asset)
-        except SnapshotNotFound:
-            return None
-        return snap.data, snap.version
-
-    return read
 
 
 def _dashboard_graphs(lineage: dict[str, Any], read) -> str:

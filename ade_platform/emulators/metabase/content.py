@@ -1,9 +1,17 @@
 """The emulated Metabase instance's content: one database (the demo warehouse), its tables, questions and
 dashboards. Two dashcards are planted faults: one question selects a column the `orders` table does not have,
-one filters on a status no order has."""
+one filters on a status no order has.
+
+`METABASE_EMULATOR_CONTENT` names a JSON file of other content (`tables`, `cards`, `dashboards`, `collections`,
+keyed by id as here; a dashboard's `dashcards` are [dashcard id, card id or null] pairs): dashboards over a
+warehouse of one's own (the lineage evaluation's generated projects).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 CREATED = "2025-08-15T09:00:00.000Z"
@@ -151,3 +159,23 @@ def card_sql(card_id: int) -> str:
     select = "count(*) AS count" if mbql.get("aggregation") == [["count"]] else "*"
     sql = f'SELECT {select} FROM "{table["schema"]}"."{table["name"]}"'
     return sql + f" LIMIT {int(mbql.get('limit') or MAX_RESULTS)}"
+
+
+def _load_content(path: str | None) -> None:
+    if not path:
+        return
+    data = json.loads(Path(path).read_text())
+    for target, key in (
+        (TABLES, "tables"),
+        (CARDS, "cards"),
+        (DASHBOARDS, "dashboards"),
+        (COLLECTIONS, "collections"),
+    ):
+        if key in data:
+            target.clear()
+            target.update({int(k): v for k, v in data[key].items()})
+    for dash in DASHBOARDS.values():
+        dash["dashcards"] = [tuple(pair) for pair in dash.get("dashcards") or []]
+
+
+_load_content(os.environ.get("METABASE_EMULATOR_CONTENT"))

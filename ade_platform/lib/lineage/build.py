@@ -57,6 +57,8 @@ class LineageInputs:
     orchestrators: dict[str, dict[str, Any]] = field(default_factory=dict)  # backend -> runs asset
     snowflake_repository: dict[str, Any] | None = None
     builders: list[Builder] = field(default_factory=list)
+    # source unique_id -> {loaded_at_field, warn_after_hours, error_after_hours} (from the manifest)
+    source_freshness: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def table_id(warehouse: str, key: RelationKey) -> str:
@@ -104,6 +106,7 @@ def _add_dbt(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationInde
     wh_name = inputs.dbt_warehouse or "dbt"
     rel_index = relations.setdefault(wh_name, RelationIndex(()))
     by_relation: dict[str, str] = {}
+    tests_by_node = index.get("tests_by_node") or {}
     for uid, rec in nodes.items():
         rtype = rec.get("resource_type")
         if rtype not in DBT_NODE_KINDS and rtype != "exposure":
@@ -116,6 +119,10 @@ def _add_dbt(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationInde
             unique_id=uid,
             tags=rec.get("tags") or None,
             materialization=rec.get("materialization"),
+            path=rec.get("path"),
+            freshness=inputs.source_freshness.get(uid),
+            # the node's tests (unique_id -> name): its health joins their results without the dbt index
+            tests={t: (nodes.get(t) or {}).get("name") or t for t in tests_by_node.get(uid, ())} or None,
         )
         key = _dbt_relation(rec, wh_type) if rtype in DBT_NODE_KINDS else None
         if key is None:
@@ -193,6 +200,7 @@ def _add_bi(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationIndex
                     tile_id=str(el.get("id")),
                     dashboard_id=str(dash.get("id")),
                     sql=el.get("sql"),
+                    columns=list(el.get("columns") or []) or None,
                     explore=el.get("explore"),
                     model=el.get("model"),
                 )
@@ -316,7 +324,8 @@ def _add_config_builders(g: _Graph, inputs: LineageInputs) -> None:
             b.system, "job"
         )
         bid = f"{b.system}:{kind}:{b.job}"
-        g.node(bid, kind=kind, name=b.job, system=b.system)
+        ref = {"job_id": b.job} if b.system == "dbt_cloud" else {"dag_id": b.job}
+        g.node(bid, kind=kind, name=b.job, system=b.system, **ref)
         selection = evaluate(b.select, b.exclude, inputs.index)
         kept = {u for u in selection.nodes if inputs.index["nodes"][u].get("resource_type") in RELATION_KINDS}
         _builds(g, bid, kept, "config")

@@ -1,221 +1,240 @@
-"""Rank the likely root causes of a broken or stale tile (or table, or model) along its upstream chain.
+"""Rank the likely root causes of a symptom (a broken tile or dashboard, a failed model, a missing table, a failed
+job) along its upstream chain, and say it in one verdict.
 
-Each candidate carries its evidence and the tool an agent calls next to confirm it, so every claim is traceable:
-- a failed upstream dbt model (the run that just happened) and the nodes it skipped;
-- drift on a table the chain reads (a column removed, retyped or renamed), and a tile whose SQL names a column
-  the table it reads does not have (the tile, not the data, is wrong);
-- a stale source (freshness error or warn);
-- failing tests upstream;
-- a failed last run of the job, DAG or deployment that builds an upstream model.
-Closer to the symptom and more severe ranks first; ties keep graph order.
+Ranking, in order (DESIGN.md, "The join is live too"):
+1. causes that explain the symptom's own error: the column the tile misses is the one renamed or dropped in its
+   table or upstream; the relation it misses is the table dropped or the model that failed; a type error meets a
+   retyped column; a model's own failure explains itself, and a change upstream naming its missing column explains
+   it better;
+2. then by onset: a condition that began before the symptom did, and closest to it, ranks above one that began
+   long before; a condition that already held while the symptom was healthy is background: ranked low, and
+   it says so;
+3. then by kind and by closeness to the symptom (hops).
+The verdict names the object and the change ("`main.orders.status` renamed to `order_status` between 14:40 and
+14:47 UTC"); `confidence` is high when a cause that explains the error leads, medium when a change (the records
+show a time before it held) leads, low when only long-standing or background conditions remain.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-from ade_platform.lib.lineage.trace import Health, builders_of, walk
+from ade_platform.lib.lineage.conditions import WEIGHT, Condition, iso
+from ade_platform.lib.lineage.error_shapes import mentions_relation, mentions_text
+from ade_platform.lib.lineage.evidence import LiveFindings, Records
+from ade_platform.lib.lineage.gather import Gatherer
+from ade_platform.lib.lineage.symptom import Symptom, symptom_of
+from ade_platform.lib.lineage.trace import walk
 
-# base weight of each kind of cause: how often it is THE cause when present upstream of a symptom
-_WEIGHT = {
-    "tile_references_missing_column": 0.95,
-    "failed_model": 0.9,
-    "schema_drift": 0.85,
-    "stale_source": 0.75,
-    "failed_builder_run": 0.6,
-    "failing_tests": 0.5,
-    "skipped_model": 0.4,
-}
+# A condition first seen this close after the symptom's onset may still be its cause (clocks, polling).
+_SIMULTANEOUS_SECONDS = 120.0
 
 
-def _columns_in_sql(sql: str, dialect: str | None) -> set[str]:
-    # Imported here: the lineage toolset loads this module at start-up, and only this check parses SQL.
-    import sqlglot
-    from sqlglot import exp
+def explanation(symptom: Symptom, cond: Condition) -> tuple[int, str | None]:
+    """How well a condition explains the symptom's error: 0 (not at all) to 3 (names what the error names)."""
+    best: tuple[int, str | None] = (0, None)
 
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.SqlglotError:
-        return set()
-    aliases = {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
-    return {c.name.lower() for c in tree.find_all(exp.Column) if c.name and c.name.lower() not in aliases}
+    def take(strength: int, why: str) -> None:
+        nonlocal best
+        if strength > best[0]:
+            best = (strength, why)
+
+    changed = cond.cause in ("schema_change", "schema_drift")
+    for shape in symptom.shapes:
+        if shape.kind == "missing_column":
+            named = set(shape.columns)
+            if changed and named & cond.columns:
+                take(3, f"the error names `{sorted(named & cond.columns)[0]}`, which this change took away")
+            elif cond.cause == "tile_references_missing_column" and (not named or named & cond.columns):
+                take(2, "the tile's SQL names a column its table does not have")
+            elif changed and not named and cond.columns and cond.depth <= 2:
+                take(2, "the error is a missing column, and this table lost columns")
+            elif cond.cause == "failed_model" and any(mentions_text(cond.message, c) for c in named):
+                take(1, "the model's failure names the same column")
+        elif shape.kind == "missing_relation":
+            if any(mentions_relation(shape, r) for r in cond.relations) and cond.cause in (
+                "schema_change",
+                "failed_model",
+                "skipped_model",
+            ):
+                take(3, "the error names this relation")
+        elif shape.kind == "type_mismatch":
+            if cond.retyped and (not shape.columns or set(shape.columns) & cond.retyped):
+                take(3, "the error is a type mismatch, and this column changed type")
+        elif shape.kind == "empty" and cond.cause in (
+            "stale_source",
+            "failed_model",
+            "skipped_model",
+            "failed_builder_run",
+            "failed_invocation",
+        ):
+            take(1, "an empty result follows from data that was not refreshed")
+    if symptom.failing and cond.node == symptom.node and cond.cause in ("failed_model", "failed_builder_run"):
+        take(2, "the symptom's own run failed")
+    if symptom.failing and cond.cause == "failed_invocation" and symptom.system == "dbt":
+        take(2, "the newest dbt invocation failed before writing results")
+    if symptom.status == "missing" and cond.cause == "failed_model":
+        take(2, "the model that builds the missing table failed")
+    return best
 
 
-def missing_columns(sql: str, table_columns: list[set[str]], dialect: str | None = None) -> list[str]:
-    """Columns the SQL names that none of the tables it reads has (empty when a table's columns are unknown)."""
-    if not table_columns or any(not cols for cols in table_columns):
-        return []
-    known = set().union(*table_columns)
-    return sorted(c for c in _columns_in_sql(sql, dialect) if c not in known and c != "*")
+def background(symptom: Symptom, cond: Condition) -> str | None:
+    """Why a condition cannot have caused the symptom (it held while the symptom was healthy), or None."""
+    healthy = symptom.healthy_at
+    if healthy is None:
+        return None
+    onset = cond.onset
+    if onset.at is not None and onset.at <= healthy:
+        return (
+            f"it held since {iso(onset.at)}, and {symptom.name or symptom.node} was healthy at {iso(healthy)}"
+        )
+    if onset.at_or_before and onset.origin not in ("live",):
+        return (
+            f"it is in every retained record (since {iso(onset.at) or 'before the history'}), while "
+            f"{symptom.name or symptom.node} was healthy at {iso(healthy)}"
+        )
+    return None
 
 
-def _next(tool: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool": tool, "arguments": arguments}
+def _time_bonus(symptom: Symptom, cond: Condition) -> float:
+    """Onsets before the symptom's, and close to it, rank higher."""
+    at = cond.onset.at
+    if at is None:
+        return 0.0
+    reference = symptom.failing_since or symptom.healthy_at
+    if reference is None:
+        return 0.1
+    if symptom.failing_since is not None and at > symptom.failing_since + _SIMULTANEOUS_SECONDS:
+        return 0.0  # began after the symptom did
+    gap_hours = abs(reference - at) / 3600
+    return 0.5 / (1.0 + gap_hours)
+
+
+def rank(symptom: Symptom, conditions: list[Condition]) -> list[dict[str, Any]]:
+    best: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+    for cond in conditions:
+        strength, why = explanation(symptom, cond)
+        behind = background(symptom, cond)
+        score = WEIGHT[cond.cause] * (0.97 ** max(0, cond.depth))
+        score += strength + (0.0 if behind else _time_bonus(symptom, cond))
+        if behind:
+            score *= 0.1
+        entry = {
+            "cause": cond.cause,
+            "node": cond.node,
+            "name": cond.name,
+            "system": cond.system,
+            "hops_from_symptom": cond.depth,
+            "score": round(score, 4),
+            "object": cond.object,
+            "change": cond.change,
+            "summary": cond.summary,
+            "explains_symptom": strength > 0,
+            "_strength": strength,
+            "explanation": why,
+            "background": behind is not None,
+            "background_reason": behind,
+            "onset": cond.onset.as_dict(),
+            "evidence_source": cond.source,
+            "evidence": cond.evidence,
+            "next_tool": cond.next_tool,
+        }
+        key = (cond.cause, cond.node)
+        if key not in best or score > best[key][0]:
+            best[key] = (score, entry)
+    ranked = sorted(
+        (e for _, e in best.values()),
+        key=lambda e: (e["background"], -e["score"], e["hops_from_symptom"], e["node"]),
+    )
+    for i, entry in enumerate(ranked, 1):
+        entry["rank"] = i
+    return ranked
+
+
+def _when(onset: dict[str, Any]) -> str:
+    def hms(text: str | None) -> str:
+        if not text:
+            return "?"
+        return (
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+            .astimezone(UTC)
+            .strftime("%Y-%m-%d %H:%M:%S UTC")
+        )
+
+    if onset["from"] in ("live", "observation") and onset["last_absent_at"]:
+        return f"between {hms(onset['last_absent_at'])} and {hms(onset['first_seen_at'])} (seen live)"
+    if onset["first_seen_at"] is None:
+        return "(no record of when)"
+    return f"at {hms(onset['first_seen_at'])}" + (" or earlier" if onset["at_or_before"] else "")
+
+
+def _symptom_text(symptom: Symptom) -> str:
+    what = f"{symptom.kind} '{symptom.name or symptom.node}'"
+    shape = symptom.shapes[0] if symptom.shapes else None
+    if not symptom.failing:
+        return f"{what} looks healthy now"
+    if shape is not None and shape.kind == "missing_column":
+        named = f" `{shape.columns[0]}`" if shape.columns else ""
+        return f"{what} fails: missing column{named}"
+    if shape is not None and shape.kind == "missing_relation":
+        return f"{what} fails: missing relation" + (f" `{shape.relations[0]}`" if shape.relations else "")
+    if shape is not None and shape.kind not in ("other", "empty"):
+        return f"{what} fails ({shape.kind.replace('_', ' ')})"
+    return f"{what} is {symptom.status}"
+
+
+def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
+    """(verdict, confidence)."""
+    head = _symptom_text(symptom)
+    top = ranked[0] if ranked else None
+    if top is None:
+        tail = "no failing, stale or changed hop upstream"
+        return f"{head}; {tail}.", "none"
+    if top["background"]:
+        shown = "; ".join(f"{c['object']} {c['change']}" for c in ranked[:2])
+        since = iso(symptom.healthy_at)
+        return (
+            f"{head}; nothing upstream changed since it was last healthy ({since}). Background: {shown}.",
+            "low",
+        )
+    cause = f"`{top['object']}` {top['change']} {_when(top['onset'])}"
+    if top["_strength"] >= 2:
+        return f"{head}. Cause: {cause}.", "high"
+    if top["onset"]["last_absent_at"] is not None:  # a change: the records show a time before it held
+        return f"{head}. Likely cause: {cause}.", "medium"
+    return f"{head}. Possible cause (no record shows it began recently): {cause}.", "low"
 
 
 def explain(
     v: dict[str, Any],
-    health: Health,
     start: str,
-    table_columns: dict[str, set[str]],
+    records: Records,
+    live: LiveFindings,
     dialect: str | None = None,
     max_nodes: int = 500,
 ) -> dict[str, Any]:
-    """The symptom at `start` and the ranked causes upstream of it."""
-    nodes = v["nodes"]
+    """The symptom at `start`, the ranked causes upstream of it, and the verdict."""
     chain = walk(v, start, "upstream", None, max_nodes)
-    start_node = nodes[start]
-    causes: list[dict[str, Any]] = []
-
-    def add(kind: str, node_id: str, depth: int, summary: str, evidence: dict[str, Any], nxt: dict[str, Any]):
-        score = round(_WEIGHT[kind] * (0.97 ** max(0, depth)), 4)
-        node = nodes.get(node_id, {})
-        causes.append(
-            {
-                "cause": kind,
-                "node": node_id,
-                "name": node.get("name"),
-                "system": node.get("system"),
-                "hops_from_symptom": depth,
-                "score": score,
-                "summary": summary,
-                "evidence": evidence,
-                "next_tool": nxt,
-            }
-        )
-
-    tiles = [start] if start_node.get("kind") == "tile" else []
-    if start_node.get("kind") == "dashboard":
-        tiles = [e["from"] for e in v["up"].get(start, ()) if nodes.get(e["from"], {}).get("kind") == "tile"]
-    symptom = {"node": start, "name": start_node.get("name"), "kind": start_node.get("kind")}
-    tile_errors = []
-    for tid in tiles:
-        tile = nodes[tid]
-        th = health.of(tile)
-        if th and th.get("status") in ("error", "empty"):
-            tile_errors.append(
-                {"tile": tid, "name": tile.get("name"), "status": th["status"], "error": th.get("error")}
-            )
-        read = [e["from"] for e in v["up"].get(tid, ()) if e["kind"] == "reads"]
-        if tile.get("sql") and read:
-            cols = [table_columns.get(r, set()) for r in read]
-            missing = missing_columns(tile["sql"], cols, dialect)
-            if missing:
-                models = [e["from"] for r in read for e in v["up"].get(r, ()) if e["kind"] == "materializes"]
-                add(
-                    "tile_references_missing_column",
-                    tid,
-                    0,
-                    f"the tile's SQL names {', '.join(missing)}, which {', '.join(nodes[r]['name'] for r in read)} "
-                    "does not have",
-                    {
-                        "missing_columns": missing,
-                        "tables": read,
-                        "models": models,
-                        "tile_error": (th or {}).get("error"),
-                    },
-                    _next("warehouse_get_schema", table_name=nodes[read[0]]["name"].split(".")[-1]),
-                )
-    if tile_errors:
-        symptom["tiles"] = tile_errors
-
-    failed_models: set[str] = set()
-    for node_id, where in chain.nodes.items():
-        if node_id == start and start_node.get("system") != "dbt":
-            continue
-        node = nodes.get(node_id, {})
-        depth = where["depth"]
-        h = health.of(node) if node.get("system") == "dbt" else None
-        if h:
-            uid = node.get("unique_id")
-            status = h.get("run_status")
-            if status in ("error", "fail", "runtime error"):
-                failed_models.add(node_id)
-                add(
-                    "failed_model",
-                    node_id,
-                    depth,
-                    f"dbt {node.get('kind')} {node.get('name')} failed in the last run",
-                    {
-                        "run_status": status,
-                        "message": h.get("run_message"),
-                        "run_generated_at": h.get("run_generated_at"),
-                    },
-                    _next("dbt_get_failed_models"),
-                )
-            elif status == "skipped":
-                add(
-                    "skipped_model",
-                    node_id,
-                    depth,
-                    f"{node.get('name')} was skipped in the last run (an upstream node failed), so its table is old",
-                    {"run_status": status},
-                    _next("dbt_get_failed_models"),
-                )
-            drift = h.get("drift") or {}
-            if drift.get("severity") == "error":
-                add(
-                    "schema_drift",
-                    node_id,
-                    depth,
-                    f"the warehouse relation of {node.get('name')} drifted from what dbt declares",
-                    drift,
-                    _next("warehouse_detect_schema_drift", model_name=node.get("name")),
-                )
-            if h.get("freshness_status") in ("error", "warn", "runtime error"):
-                add(
-                    "stale_source",
-                    node_id,
-                    depth,
-                    f"source {node.get('name')} is {h['freshness_status']} on freshness",
-                    {"freshness_status": h["freshness_status"], "max_loaded_at": h.get("max_loaded_at")},
-                    _next("dbt_get_source_freshness"),
-                )
-            failing = (h.get("tests") or {}).get("failing") or []
-            if failing:
-                add(
-                    "failing_tests",
-                    node_id,
-                    depth,
-                    f"{len(failing)} test(s) on {node.get('name')} did not pass",
-                    {"failing": failing[:10]},
-                    _next("dbt_get_model_tests", model_name=uid),
-                )
-            for b in builders_of(v, node_id):
-                bh = health.of(nodes.get(b["builder"], {}))
-                if bh and str(bh.get("last_run_status") or "").lower() in (
-                    "error",
-                    "failed",
-                    "cancelled",
-                    "crashed",
-                ):
-                    system = nodes.get(b["builder"], {}).get("system")
-                    tool = "dbtcloud_get_last_run" if system == "dbt_cloud" else "orchestrator_get_last_run"
-                    ref = nodes[b["builder"]].get("job_id") or nodes[b["builder"]].get("dag_id")
-                    args = {"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system}
-                    add(
-                        "failed_builder_run",
-                        b["builder"],
-                        depth,
-                        f"the last run of {nodes[b['builder']].get('name')}, which builds {node.get('name')}, failed",
-                        {**bh, "builds": node_id, "how": b["how"]},
-                        _next(tool, **args),
-                    )
-    # one entry per (cause, node): a builder seen from several models keeps its closest hop
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in causes:
-        key = (c["cause"], c["node"])
-        if key not in best or c["score"] > best[key]["score"]:
-            best[key] = c
-    ranked = sorted(best.values(), key=lambda c: (-c["score"], c["hops_from_symptom"], c["node"]))
-    for i, c in enumerate(ranked, 1):
-        c["rank"] = i
+    symptom = symptom_of(start, v, records, live)
+    conditions = Gatherer(v, records, live, dialect).chain(chain, start)
+    ranked = rank(symptom, conditions)
+    text, confidence = verdict(symptom, ranked)
+    for entry in ranked:
+        del entry["_strength"]
     return {
-        "symptom": symptom,
+        "symptom": symptom.as_dict(),
         "causes": ranked,
+        "verdict": text,
+        "confidence": confidence,
+        "confident": confidence in ("high", "medium"),
         "chain_nodes": len(chain.nodes),
         "truncated": chain.truncated,
-        "verdict": ranked[0]["summary"]
-        if ranked
-        else "no failing, stale or drifted hop upstream in the store",
+        "live": {
+            "elapsed_ms": round(live.elapsed_ms, 1),
+            "probes": len(live.probes),
+            "slowest": sorted(live.probes, key=lambda p: -p["ms"])[:3],
+            "not_reached": live.not_reached,
+            "failed": live.failed,
+        },
     }

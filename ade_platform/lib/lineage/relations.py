@@ -118,3 +118,23 @@ class RelationIndex:
             if default_schema is not None and len(candidates) > 1:
                 candidates = [c for c in candidates if c.schema == default_schema] or candidates
         return candidates[0] if len(candidates) == 1 else None
+
+
+def _columns_in_sql(sql: str, dialect: str | None) -> set[str]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read=_DIALECTS.get(dialect or "", dialect))
+    except sqlglot.errors.SqlglotError:
+        return set()
+    aliases = {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    return {c.name.lower() for c in tree.find_all(exp.Column) if c.name and c.name.lower() not in aliases}
+
+
+def missing_columns(sql: str, table_columns: list[set[str]], dialect: str | None = None) -> list[str]:
+    """Columns the SQL names that none of the tables it reads has (empty when a table's columns are unknown)."""
+    if not table_columns or any(not cols for cols in table_columns):
+        return []
+    known = set().union(*table_columns)
+    return sorted(c for c in _columns_in_sql(sql, dialect) if c not in known and c != "*")

@@ -1,7 +1,7 @@
 """Which store assets the cross-stack lineage joins, and reading whichever of them exist.
 
-Reading goes through a callable (asset name -> (data, version) or None when never materialized), so this module
-needs neither the store nor Dagster: the asset and the MCP tool pass their own reader.
+Reading goes through a callable (asset name -> (data, version) or None when never materialized), so the graph
+can be built from anything that holds the assets; `store_read` makes one from a store reader.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from ade_platform.lib.lineage.build import Builder, LineageInputs, WarehouseInfo, build_lineage
 from ade_platform.lib.lineage.trace import HealthInputs
 from ade_platform.lib.warehouse.names import drift_asset, schema_asset
+from ade_platform.store import SnapshotNotFound, StoreReader
 
 Read = Callable[[str], "tuple[Any, str] | None"]
 BI_TOOLS = ("looker", "metabase")
@@ -29,18 +30,31 @@ class Topology:
     builders: tuple[Builder, ...] = ()
 
 
+def store_read(reader: StoreReader) -> Read:
+    """The reading callable of a store: an asset's newest (data, version), None when never materialized."""
+
+    def read(asset: str) -> tuple[Any, str] | None:
+        try:
+            snap = reader.latest(asset)
+        except SnapshotNotFound:
+            return None
+        return snap.data, snap.version
+
+    return read
+
+
 def graph_assets(topology: Topology) -> list[str]:
     """Every asset the graph may be built from (those never materialized are skipped when reading)."""
-    names = ["dbt_lineage_index", *(schema_asset(w) for w in topology.warehouses)]
+    names = ["dbt_lineage_index", "dbt_manifest", *(schema_asset(w) for w in topology.warehouses)]
     names += [f"bi_inventory_{t}" for t in BI_TOOLS]
     names += ["dbt_cloud_jobs", *(f"orchestrator_runs_{b}" for b in BACKENDS), "snowflake_object_repository"]
     return names
 
 
 def health_assets(topology: Topology) -> list[str]:
+    """The run-level assets health is joined from (a node's tests are in the graph: the dbt index is not read)."""
     names = [
         "dbt_run_results",
-        "dbt_lineage_index",
         "dbt_sources",
         *(drift_asset(w) for w in topology.warehouses),
     ]
@@ -75,8 +89,33 @@ def lineage_inputs(read: Read, topology: Topology) -> tuple[LineageInputs, dict[
         },
         snowflake_repository=data.get("snowflake_object_repository"),
         builders=list(topology.builders),
+        source_freshness=source_freshness(data.get("dbt_manifest")),
     )
     return inputs, versions
+
+
+_PERIOD_HOURS = {"minute": 1 / 60, "hour": 1.0, "day": 24.0}
+
+
+def _hours(threshold: Any) -> float | None:
+    if not isinstance(threshold, dict) or not threshold.get("count") or not threshold.get("period"):
+        return None
+    factor = _PERIOD_HOURS.get(str(threshold["period"]).lower())
+    return float(threshold["count"]) * factor if factor else None
+
+
+def source_freshness(manifest: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per dbt source with a `loaded_at_field` and a threshold: the field and the thresholds in hours (what a live
+    `max(loaded_at)` is judged with). Newer dbt versions put both under `config`."""
+    out: dict[str, dict[str, Any]] = {}
+    for uid, src in ((manifest or {}).get("sources") or {}).items():
+        config = src.get("config") or {}
+        field_name = config.get("loaded_at_field") or src.get("loaded_at_field")
+        fresh = config.get("freshness") or src.get("freshness") or {}
+        warn, error = _hours(fresh.get("warn_after")), _hours(fresh.get("error_after"))
+        if field_name and (warn is not None or error is not None):
+            out[uid] = {"loaded_at_field": field_name, "warn_after_hours": warn, "error_after_hours": error}
+    return out
 
 
 def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[str, str]]:
@@ -84,7 +123,6 @@ def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[st
     return (
         HealthInputs(
             run_results=data.get("dbt_run_results"),
-            index=data.get("dbt_lineage_index"),
             sources=data.get("dbt_sources"),
             drift={w: data[drift_asset(w)] for w in topology.warehouses if drift_asset(w) in data},
             bi_health={t: data[f"bi_health_{t}"] for t in BI_TOOLS if f"bi_health_{t}" in data},

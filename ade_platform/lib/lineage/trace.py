@@ -29,7 +29,9 @@ class LineageLookupError(CodedError, ValueError):
 
 
 def views(lineage: dict[str, Any]) -> dict[str, Any]:
-    """Adjacency of the data-flow edges, the builders of each dbt node, nodes by id (built once per version)."""
+    """The graph's adjacency index (built once per version, like the dbt lineage index): data-flow edges up and
+    down, the builders of each dbt node and what each builder builds, nodes by id, and `names`, the keys a start
+    reference can use ((kind, key) -> node ids) so finding a start is a lookup, not a scan."""
     nodes = {n["id"]: n for n in lineage.get("nodes") or []}
     up: dict[str, list[dict[str, Any]]] = {}
     down: dict[str, list[dict[str, Any]]] = {}
@@ -42,7 +44,28 @@ def views(lineage: dict[str, Any]) -> dict[str, Any]:
         elif e["kind"] in FLOW_EDGE_KINDS:
             down.setdefault(e["from"], []).append(e)
             up.setdefault(e["to"], []).append(e)
-    return {"nodes": nodes, "up": up, "down": down, "builders": builders, "builds": builds}
+    names: dict[tuple[str, str], list[str]] = {}
+    add = names.setdefault
+    for node_id, n in nodes.items():
+        kind, system = n.get("kind"), n.get("system")
+        if system == "warehouse":
+            parts = (n.get("name") or "").lower().split(".")
+            for i in range(len(parts)):  # every trailing part: orders, main.orders, db.main.orders
+                add(("table", ".".join(parts[i:])), []).append(node_id)
+        elif system == "dbt":
+            add(("dbt_node", n.get("unique_id") or ""), []).append(node_id)
+            if n.get("name") and n.get("unique_id") != n.get("name"):
+                add(("dbt_node", n["name"]), []).append(node_id)
+        elif kind in ("dashboard", "tile"):
+            ref = n.get("dashboard_id" if kind == "dashboard" else "tile_id")
+            if ref not in (None, ""):
+                add((kind, str(ref)), []).append(node_id)
+            if n.get("name"):
+                add((kind, n["name"].lower()), []).append(node_id)
+        if kind in ("job", "dag", "deployment"):
+            for key in {n.get("job_id"), n.get("name"), n.get("dag_id")} - {None, ""}:
+                add(("job", str(key)), []).append(node_id)
+    return {"nodes": nodes, "up": up, "down": down, "builders": builders, "builds": builds, "names": names}
 
 
 def find_start(v: dict[str, Any], kind: StartKind, ref: str, system: str | None = None) -> str:
@@ -52,39 +75,22 @@ def find_start(v: dict[str, Any], kind: StartKind, ref: str, system: str | None 
         return ref
     want = ref.strip()
     low = want.lower()
+    names: dict[tuple[str, str], list[str]] = v["names"]
     if kind in ("dashboard", "tile"):
-        key = "dashboard_id" if kind == "dashboard" else "tile_id"
-        hits = [
-            n["id"]
-            for n in nodes.values()
-            if n.get("kind") == kind
-            and (system is None or n.get("system") == system)
-            and (str(n.get(key)) == want or (n.get("name") or "").lower() == low)
-        ]
+        hits = dict.fromkeys(names.get((kind, want), []) + names.get((kind, low), []))
+        hits = [h for h in hits if system is None or nodes[h].get("system") == system]  # type: ignore[assignment]
     elif kind == "table":
-        rel = parse_relation(want).dotted.lower()
-        hits = [
-            n["id"]
-            for n in nodes.values()
-            if n.get("system") == "warehouse"
-            and ((n.get("name") or "").lower() == rel or (n.get("name") or "").lower().endswith("." + rel))
-        ]
+        hits = list(dict.fromkeys(names.get(("table", parse_relation(want).dotted.lower()), [])))
     elif kind == "dbt_node":
-        hits = [
-            n["id"]
-            for n in nodes.values()
-            if n.get("system") == "dbt" and (n.get("unique_id") == want or n.get("name") == want)
-        ]
+        hits = list(dict.fromkeys(names.get(("dbt_node", want), [])))
         if len(hits) > 1:
             models = [h for h in hits if nodes[h].get("kind") == "model"]
             hits = models or hits
     else:
         hits = [
-            n["id"]
-            for n in nodes.values()
-            if n.get("kind") in ("job", "dag", "deployment")
-            and (system is None or n.get("system") == system)
-            and (str(n.get("job_id") or "") == want or n.get("name") == want or n.get("dag_id") == want)
+            h
+            for h in dict.fromkeys(names.get(("job", want), []))
+            if system is None or nodes[h].get("system") == system
         ]
     if not hits:
         raise LineageLookupError("node_not_found", f"no {kind} '{want}' in the cross-stack lineage")
@@ -189,14 +195,17 @@ class Health:
                 for el in dash.get("elements") or []:
                     self.tiles[(tool, str(el.get("id")))] = el
         self.job_runs: dict[str, dict[str, Any]] = {}
+        self.job_history: dict[str, list[dict[str, Any]]] = {}  # builder node -> its runs, newest first
         for run in (h.dbt_cloud_runs or {}).get("runs") or []:
             self.job_runs.setdefault(f"dbt_cloud:job:{run.get('job_id')}", run)
+            self.job_history.setdefault(f"dbt_cloud:job:{run.get('job_id')}", []).append(run)
         for backend, data in h.orchestrators.items():
             kind = "job" if backend == "dagster" else ("deployment" if backend == "prefect" else "dag")
             for dag in data.get("dags") or []:
                 runs = dag.get("runs") or []
                 if runs:
                     self.job_runs[f"{backend}:{kind}:{dag.get('dag_id')}"] = runs[0]
+                    self.job_history[f"{backend}:{kind}:{dag.get('dag_id')}"] = list(runs)
 
     def of(self, node: dict[str, Any]) -> dict[str, Any] | None:
         system, kind = node.get("system"), node.get("kind")
@@ -232,6 +241,13 @@ class Health:
             }
         return None
 
+    def tests_of(self, node: dict[str, Any]) -> dict[str, str]:
+        """A dbt node's tests (unique_id -> name): from the graph node, else from the dbt lineage index."""
+        if node.get("tests"):
+            return node["tests"]
+        uid = node.get("unique_id") or ""
+        return {t: (self.index_nodes.get(t) or {}).get("name") or t for t in self.tests_by_node.get(uid, ())}
+
     def _dbt(self, node: dict[str, Any]) -> dict[str, Any] | None:
         uid = node.get("unique_id") or ""
         out: dict[str, Any] = {}
@@ -242,12 +258,10 @@ class Health:
                 out["run_message"] = str(result.get("message"))[:500]
             out["run_generated_at"] = self.run_generated_at
         tests = []
-        for tid in self.tests_by_node.get(uid, ()):
+        for tid, name in self.tests_of(node).items():
             r = self.results.get(tid)
             if r is not None:
-                tests.append(
-                    {"test": (self.index_nodes.get(tid) or {}).get("name") or tid, "status": r.get("status")}
-                )
+                tests.append({"test": name, "status": r.get("status")})
         if tests:
             failing = [t for t in tests if str(t["status"]).lower() in _FAILED_DBT | {"warn"}]
             out["tests"] = {"total": len(tests), "failing": failing}

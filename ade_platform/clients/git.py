@@ -1,0 +1,72 @@
+"""The dbt project's git history: which commits touched which files, read with `git log` (bounded in count and
+time). Only what a change timeline needs: hash, author name, time, subject, files."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+_SEP = "\x1f"
+_FORMAT = "%x1e%H%x1f%an%x1f%aI%x1f%s"
+
+
+class GitError(Exception):
+    """`code`: not_a_repository, git_unavailable, git_failed or timeout; `detail` is safe to show."""
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def commits(
+    repo_dir: Path, paths: Sequence[str], since: datetime, *, limit: int = 200, timeout: float = 5.0
+) -> list[dict[str, Any]]:
+    """Commits since `since` that touched any of `paths` (relative to repo_dir), newest first."""
+    if not paths:
+        return []
+    args = [
+        "git",
+        "--no-pager",
+        "-c",
+        "core.quotepath=off",
+        "log",
+        f"--since={since.isoformat()}",
+        f"--max-count={int(limit)}",
+        f"--format={_FORMAT}",
+        "--name-only",
+        "--no-renames",
+        "--",
+        *paths,
+    ]
+    try:
+        proc = subprocess.run(
+            args, cwd=repo_dir, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except FileNotFoundError:
+        raise GitError("git_unavailable", "git is not installed on this machine") from None
+    except subprocess.TimeoutExpired:
+        raise GitError("timeout", f"git log did not finish within {timeout:g} s") from None
+    if proc.returncode != 0:
+        if "not a git repository" in proc.stderr.lower():
+            raise GitError("not_a_repository", "the dbt project is not in a git repository")
+        raise GitError("git_failed", f"git log exited with {proc.returncode}")
+    return parse_log(proc.stdout)
+
+
+def parse_log(text: str) -> list[dict[str, Any]]:
+    out = []
+    for record in text.split("\x1e"):
+        if not record.strip():
+            continue
+        head, _, rest = record.partition("\n")
+        fields = head.split(_SEP)
+        if len(fields) < 4:
+            continue
+        sha, author, at, subject = fields[0], fields[1], fields[2], _SEP.join(fields[3:])
+        files = [line.strip() for line in rest.splitlines() if line.strip()]
+        out.append({"sha": sha, "author": author, "at": at, "message": subject[:300], "files": files})
+    return out

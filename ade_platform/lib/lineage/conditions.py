@@ -1,0 +1,132 @@
+"""The conditions along a chain that may explain a symptom: what they are, where their evidence came from, when
+they began.
+
+A condition is one fact about one hop (a table's column renamed, a model failed, a source stopped loading, a
+job's last run failed, a dbt invocation died at parse). It says which object changed and how (for the verdict),
+the names it involves (to match against the symptom's error), the origin of its evidence (`live`, or the
+snapshot asset, version and age) and its onset: when it was first seen in the current run of records, and when
+it was last seen absent. Ranking (incident.py) reads nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+# base weight of each cause: how often it is THE cause when present upstream of a symptom
+WEIGHT = {
+    "schema_change": 0.95,
+    "tile_references_missing_column": 0.9,
+    "failed_invocation": 0.9,
+    "failed_model": 0.9,
+    "schema_drift": 0.8,
+    "stale_source": 0.75,
+    "failed_builder_run": 0.65,
+    "failing_tests": 0.5,
+    "skipped_model": 0.4,
+}
+CAUSES = tuple(WEIGHT)
+
+
+def iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def epoch_of(value: Any) -> float | None:
+    """An ISO time (or epoch) as epoch seconds; naive times are UTC."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    text = str(value).strip().replace("Z", "+00:00")
+    if " " in text and "T" not in text:
+        text = text.replace(" ", "T", 1)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+@dataclass
+class Onset:
+    """When a condition (or the symptom) began, as far as the records tell."""
+
+    at: float | None  # first record of the current run that shows it
+    after: float | None = None  # the newest record before it where it did not hold (None: never seen absent)
+    at_or_before: bool = False  # the oldest retained record already shows it: it began there or earlier
+    origin: str = "live"  # "live", or the asset whose history dated it
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "first_seen_at": iso(self.at),
+            "last_absent_at": iso(self.after),
+            "at_or_before": self.at_or_before,
+            "from": self.origin,
+        }
+
+
+def live_source(observed_at: float) -> dict[str, Any]:
+    return {"source": "live", "observed_at": iso(observed_at)}
+
+
+def cache_source(asset: str, version: str, at: float, now: float) -> dict[str, Any]:
+    return {
+        "source": "cache",
+        "asset": asset,
+        "version": version,
+        "materialized_at": iso(at),
+        "age_seconds": round(max(0.0, now - at), 1),
+    }
+
+
+@dataclass
+class Condition:
+    cause: str
+    node: str
+    depth: int
+    object: str  # what the verdict names: "main.orders.status", "model orders", "source raw.customers"
+    change: str  # how it changed: "renamed to order_status", "failed", "stopped loading"
+    summary: str
+    evidence: dict[str, Any]
+    source: dict[str, Any]  # live_source(...) or cache_source(...)
+    onset: Onset
+    next_tool: dict[str, Any]
+    columns: frozenset[str] = frozenset()  # columns it took away (dropped, or renamed from)
+    retyped: frozenset[str] = frozenset()
+    relations: frozenset[str] = frozenset()  # relations it concerns (missing, or the model's table)
+    message: str | None = None  # its own error message (a failed model's), for matching
+    name: str | None = None
+    system: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def next_tool(tool: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool": tool, "arguments": arguments}
+
+
+def short_relation(dotted: str) -> str:
+    """schema.name of a db.schema.name (the verdict's spelling of a table)."""
+    parts = dotted.split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 else dotted
+
+
+def table_changes(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """What a drift-shaped report (an older table against the newer) says changed: (column, what) pairs."""
+    renamed = {r["from"].lower(): r["to"] for r in report.get("likely_renames") or []}
+    changes = [(r["from"], f"renamed to `{r['to']}`") for r in report.get("likely_renames") or []]
+    changes += [
+        (c["column_name"], "dropped")
+        for c in report.get("removed_from_warehouse") or []
+        if c["column_name"].lower() not in renamed
+    ]
+    changes += [
+        (c["column_name"], f"retyped from {c.get('manifest_type') or '?'} to {c.get('warehouse_type')}")
+        for c in report.get("type_changed") or []
+    ]
+    return changes

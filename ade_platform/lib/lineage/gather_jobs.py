@@ -1,0 +1,133 @@
+"""The conditions of the jobs around a chain: the last run of each job, DAG or deployment that builds one of its
+dbt nodes (live when probed, else from the run snapshots), and a dbt invocation that failed without writing the
+results the other conditions read (a parse error). A mixin of the Gatherer (gather.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ade_platform.lib.lineage.conditions import Condition, Onset, epoch_of, live_source, next_tool
+from ade_platform.lib.lineage.evidence import (
+    FAILED_RUN,
+    LiveFindings,
+    Records,
+    current_failed_invocation,
+    snapshot_source,
+)
+from ade_platform.lib.lineage.trace import Walk
+
+RUN_RESULTS = "dbt_run_results"
+
+
+class JobConditions:
+    v: dict[str, Any]
+    nodes: dict[str, dict[str, Any]]
+    records: Records
+    live: LiveFindings
+    now: float
+    out: list[Condition]
+
+    def builder(self, builder: str, depth: int, chain: Walk) -> None:
+        node = self.nodes.get(builder, {})
+        live = self.live.builders.get(builder)
+        history = self.records.health.job_history.get(builder) or []
+        run = live if live is not None else (history[0] if history else None)
+        if run is None or str(run.get("status") or "").lower() not in FAILED_RUN:
+            return
+        finished = epoch_of(run.get("finished_at") or run.get("end_date") or run.get("started_at"))
+        previous_ok = next(
+            (
+                epoch_of(r.get("finished_at") or r.get("end_date"))
+                for r in history
+                if str(r.get("status") or "").lower() == "success"
+                and (
+                    finished is None or (epoch_of(r.get("finished_at") or r.get("end_date")) or 0) < finished
+                )
+            ),
+            None,
+        )
+        system = node.get("system")
+        ref = node.get("job_id") or node.get("dag_id") or node.get("name")
+        tool = "dbtcloud_get_last_run" if system == "dbt_cloud" else "orchestrator_get_last_run"
+        args = {"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system}
+        builds = sorted(n for n in self.v["builds"].get(builder, ()) if n in chain.nodes)
+        message = run.get("message") or run.get("status_message") or run.get("failure_signature")
+        asset = "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}"
+        run_id = run.get("run_id") or run.get("id")
+        self.out.append(
+            Condition(
+                cause="failed_builder_run",
+                node=builder,
+                depth=depth,
+                object=f"{system} {node.get('kind')} {node.get('name')}",
+                change=f"run {run_id} failed",
+                summary=f"the last run of {node.get('name')}, which builds "
+                f"{', '.join(self.nodes[b].get('name') or b for b in builds[:5])}, failed"
+                + (f": {message}" if message else ""),
+                evidence={
+                    "run_id": run_id,
+                    "status": run.get("status"),
+                    "finished_at": run.get("finished_at") or run.get("end_date"),
+                    "message": message,
+                    "builds": builds[:20],
+                },
+                source=live_source(live["observed_at"])
+                if live is not None
+                else snapshot_source(self.records, asset, self.now),
+                onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
+                next_tool=next_tool(tool, **args),
+                message=message,
+                name=node.get("name"),
+                system=system,
+            )
+        )
+
+    def invocation(self, chain: Walk) -> None:
+        inv = current_failed_invocation(self.live, self.records)
+        if inv is None:
+            return
+        finished = inv.get("finished_at") or inv.get("started_at")
+        ref = self.records.ref(RUN_RESULTS)
+        dbt_nodes = [
+            (w["depth"], n) for n, w in chain.nodes.items() if self.nodes.get(n, {}).get("system") == "dbt"
+        ]
+        if not dbt_nodes:
+            return
+        failed = set(inv.get("failed_nodes") or ())
+        hit = sorted(
+            (d, n)
+            for d, n in dbt_nodes
+            if (self.nodes[n].get("unique_id") in failed or self.nodes[n].get("name") in failed)
+        )
+        depth, node = (hit or sorted(dbt_nodes))[0]
+        at_parse = inv.get("status") == "parse_error"
+        command = inv.get("command") or "dbt"
+        error = inv.get("error")
+        self.out.append(
+            Condition(
+                cause="failed_invocation",
+                node=node,
+                depth=depth,
+                object=f"`dbt {command}`",
+                change="failed at parse (no artifacts written)"
+                if at_parse
+                else "failed before writing results",
+                summary=f"dbt {command} failed"
+                + (" at parse, writing no artifacts" if at_parse else "")
+                + (f": {error}" if error else ""),
+                evidence={
+                    "invocation_id": inv.get("invocation_id"),
+                    "command": command,
+                    "status": inv.get("status"),
+                    "error": error,
+                    "failed_nodes": sorted(failed)[:20],
+                    "wrote_artifacts": bool(inv.get("wrote_artifacts")),
+                },
+                source={**live_source(inv.get("observed_at") or self.now), "file": "dbt.log"},
+                onset=Onset(at=finished, after=ref.at if ref else None, origin="live"),
+                next_tool=next_tool("dbt_get_failed_models"),
+                message=error,
+                name=command,
+                system="dbt",
+            )
+        )

@@ -1,0 +1,182 @@
+"""Score lineage_explain_incident on incidents made after materialization: top-1 / top-3, calls, latency, by kind.
+
+    python -m benchmarks.lineage.evaluate [--seed N] [--per-kind K] [--platform demo|generated|both]
+
+One MCP session per platform (as an agent has), one call per incident, right after it is made. The calls an
+agent needs: 1 when the first cause is right (the answer names it), k when it is k-th (the agent confirms the
+causes ahead of it with their `next_tool` first), and on a miss one call per hop of the chain it then checks by
+hand. A healthy control scores a false alarm when the answer is `confident`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.lineage.platform import Platform
+from benchmarks.lineage.scenarios import KINDS, Scenario, generate
+
+
+@dataclass
+class Outcome:
+    platform: str
+    kind: str
+    description: str
+    rank: int | None  # of the expected cause (None: not listed)
+    confident: bool
+    calls: int
+    ms: float
+    verdict: str
+    error: str | None = None
+
+
+async def _ask(client: Any, args: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    started = time.perf_counter()
+    result = await client.call_tool("lineage_explain_incident", args, raise_on_error=False)
+    elapsed = (time.perf_counter() - started) * 1000
+    body = result.structured_content or {}
+    if result.is_error:
+        text = result.content[0].text if result.content else "error"
+        return {"error": text}, elapsed
+    return body, elapsed
+
+
+def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = print) -> list[Outcome]:
+    from fastmcp import Client
+
+    from mcp_bridge.server import build_server
+
+    server = build_server(platform.settings)
+    outcomes: list[Outcome] = []
+
+    async def session() -> None:
+        async with Client(server) as client:
+            # warm the session the way an agent's first question does (clients, Dagster, snapshots)
+            await _ask(client, {"start_kind": "table", "start": _any_table(platform)})
+            for s in scenarios:
+                try:
+                    s.apply()
+                except Exception as exc:  # a scenario that could not be made is reported, not scored
+                    log(f"  [{platform.name}] {s.kind}: could not be made ({type(exc).__name__}: {exc})")
+                    _safe(s.revert)
+                    continue
+                try:
+                    body, ms = await _ask(client, s.start)
+                finally:
+                    _safe(s.revert)
+                outcomes.append(_score(platform.name, s, body, ms))
+                o = outcomes[-1]
+                mark = "ok " if (o.rank == 1 if s.expected else not o.confident) else "MISS"
+                log(f"  {mark} [{platform.name}] {s.kind}: {s.description} -> rank {o.rank}, {o.ms:.0f} ms")
+                if mark == "MISS":
+                    log(f"       verdict: {o.verdict[:300]}")
+
+    asyncio.run(session())
+    return outcomes
+
+
+def _safe(fn: Any) -> None:
+    try:
+        fn()
+    except Exception as exc:
+        print(f"  revert failed: {type(exc).__name__}: {exc}")
+
+
+def _any_table(platform: Platform) -> str:
+    """A table the graph knows (the warm-up question's start)."""
+    from ade_platform.lib.lineage.sources import LINEAGE_ASSET
+    from ade_platform.store import StoreReader
+
+    graph = StoreReader(platform.settings.store_root).latest(LINEAGE_ASSET).data
+    return next(n["id"] for n in graph["nodes"] if n.get("system") == "warehouse")
+
+
+def _score(platform: str, s: Scenario, body: dict[str, Any], ms: float) -> Outcome:
+    if "error" in body:
+        return Outcome(platform, s.kind, s.description, None, False, 0, ms, "", body["error"])
+    causes = body.get("causes") or []
+    rank = None
+    if s.expected is not None:
+        rank = next((c["rank"] for c in causes if s.expected.matches(c)), None)
+    calls = rank if rank is not None else 1 + int(body.get("chain_nodes") or 0)
+    if s.expected is None:
+        calls = 1
+    return Outcome(
+        platform, s.kind, s.description, rank, bool(body.get("confident")), calls, ms, body.get("verdict", "")
+    )
+
+
+def table(outcomes: list[Outcome]) -> str:
+    lines = [
+        f"{'kind':<28} {'n':>3} {'top-1':>7} {'top-3':>7} {'calls':>6} {'p50 ms':>8}",
+    ]
+    incidents = [o for o in outcomes if o.kind != "healthy_control"]
+    for kind in KINDS:
+        rows = [o for o in outcomes if o.kind == kind]
+        if not rows:
+            continue
+        p50 = statistics.median(o.ms for o in rows)
+        if kind == "healthy_control":
+            alarms = sum(o.confident for o in rows)
+            lines.append(
+                f"{kind:<28} {len(rows):>3} {'-':>7} {'-':>7} {1:>6} {p50:>8.0f}   confident: {alarms}"
+            )
+            continue
+        top1 = sum(o.rank == 1 for o in rows) / len(rows)
+        top3 = sum(o.rank is not None and o.rank <= 3 for o in rows) / len(rows)
+        calls = statistics.mean(o.calls for o in rows)
+        lines.append(f"{kind:<28} {len(rows):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f}")
+    if incidents:
+        top1 = sum(o.rank == 1 for o in incidents) / len(incidents)
+        top3 = sum(o.rank is not None and o.rank <= 3 for o in incidents) / len(incidents)
+        calls = statistics.mean(o.calls for o in incidents)
+        p50 = statistics.median(o.ms for o in incidents)
+        lines.append(
+            f"{'all incidents':<28} {len(incidents):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f}"
+        )
+    return "\n".join(lines)
+
+
+def evaluate(which: str, seed: int, per_kind: int, log: Any = print) -> list[Outcome]:
+    from benchmarks.lineage.generated import generated_platform
+    from benchmarks.lineage.platform import demo_platform
+
+    outcomes: list[Outcome] = []
+    builders = {"demo": demo_platform, "generated": lambda root: generated_platform(root, seed)}
+    for name in ("demo", "generated") if which == "both" else (which,):
+        with (
+            tempfile.TemporaryDirectory(prefix=f"lineage-eval-{name}-") as tmp,
+            builders[name](Path(tmp)) as platform,
+        ):
+            scenarios = generate(platform, seed, per_kind)
+            log(f"{name}: {len(scenarios)} scenarios (seed {seed})")
+            outcomes += run_scenarios(platform, scenarios, log)
+            _flush()
+    return outcomes
+
+
+def _flush() -> None:
+    import sys
+
+    if "ade_platform.live" in sys.modules:
+        sys.modules["ade_platform.live"].flush_all(120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--per-kind", type=int, default=2)
+    parser.add_argument("--platform", choices=("demo", "generated", "both"), default="both")
+    args = parser.parse_args()
+    outcomes = evaluate(args.platform, args.seed, args.per_kind)
+    print(table(outcomes))
+
+
+if __name__ == "__main__":
+    main()
