@@ -21,6 +21,7 @@ from ade_platform.lib.warehouse.file_lock import writing
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreReader
 from ade_platform.store.observations import (
+    OBSERVATIONS_DIR,
     dashboard_key,
     latest_observation,
     latest_observations,
@@ -39,7 +40,8 @@ pytestmark = pytest.mark.integration
 def copied(demo_settings: Settings, tmp_path: Path) -> Settings:
     """The demo's settings on copies of its store and warehouse, keeping two changes per observed object."""
     store, warehouse = tmp_path / "store", tmp_path / "demo.duckdb"
-    shutil.copytree(demo_settings.store_root, store)
+    # Without what earlier tests' live calls observed on the shared demo store: this test starts from the snapshot.
+    shutil.copytree(demo_settings.store_root, store, ignore=shutil.ignore_patterns(OBSERVATIONS_DIR))
     shutil.copy2(demo_settings.warehouses["demo"].path, warehouse)  # type: ignore[union-attr]
     return demo_settings.model_copy(
         update={

@@ -13,7 +13,8 @@ from tests.conftest import settings_for
 
 
 def test_a_client_is_opened_once_per_system_and_name(tmp_path: Path) -> None:
-    ctx = BridgeContext.from_settings(settings_for(tmp_path))
+    # No dbt Cloud URL: the section is off even when a session fixture pointed the demo at its emulator.
+    ctx = BridgeContext.from_settings(settings_for(tmp_path, ADE_DBT_CLOUD_URL=""))
     warehouse = ctx.client("warehouse", "demo")
     assert ctx.client("warehouse", "demo") is warehouse
     with pytest.raises(DbtCloudError) as refused:
