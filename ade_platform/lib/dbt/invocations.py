@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import orjson
 
-from ade_platform.lib.orchestrator.logs import scrub_secrets
+from ade_platform.lib.orchestrators.logs import scrub_secrets
 
 LOG_FILE = "dbt.log"
 RUN_RESULTS = "run_results.json"
