@@ -146,7 +146,9 @@ def test_every_import_counts_lazy_and_relative_ones_too():
     )
     names = set(imported_names("ade_platform.lib.mod", source))
     assert {"ade_platform.store", "ade_platform.store.paths", "dagster", "ade_platform.lib.sibling"} <= names
-    assert "ade_platform.lib.pkg.sibling" in set(imported_names("ade_platform.lib.pkg", source, is_package=True))
+    assert "ade_platform.lib.pkg.sibling" in set(
+        imported_names("ade_platform.lib.pkg", source, is_package=True)
+    )
 
 
 def test_no_module_over_the_line_limit():
