@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ade_platform.config import Settings
+from ade_platform.lib.timestamps import parse_timestamp
 from ade_platform.store import Snapshot, SnapshotNotFound, StoreReader
 
 if TYPE_CHECKING:
@@ -276,13 +277,8 @@ def flush_all_observations(timeout: float = 10.0) -> bool:
 def _epoch(value: float | str | None) -> float | None:
     if value is None or isinstance(value, int | float):
         return value
-    from datetime import UTC, datetime
-
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+    parsed = parse_timestamp(value)
+    return parsed.timestamp() if parsed else None
 
 
 class _Recorder:
