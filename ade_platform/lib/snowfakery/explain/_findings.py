@@ -55,9 +55,13 @@ def rename(
     lines: list[str],
     line: int | None,
     what: str,
+    *,
+    otherwise: str | None = None,
 ) -> Finding:
+    """Replace `bad` by `good` on the first line at or below `line` that has it; with no `good`, the advice
+    `otherwise` (by default: replace it with `what`)."""
     if not good:
-        return Finding(construct, rule, f"replace {bad!r} with {what}")
+        return Finding(construct, rule, otherwise or f"replace {bad!r} with {what}")
     word = re.compile(rf"(?<!\w){re.escape(bad)}(?!\w)")
     number, text = find_line(lines, line, word)
     if text is None:

@@ -39,14 +39,9 @@ def _unknown_reference(
     rule = f"{match.group('func')} must name an object (table) or a nickname that the recipe declares" + (
         f" (declared: {', '.join(known[:20])})" if known else ""
     )
+    advice = f"declare `- object: {bad}` in the recipe, or give an existing object `nickname: {bad}`"
     construct = f"{match.group('func')}: {bad}"
-    if good:
-        return rename(construct, rule, bad, good, lines, line, "a declared object or nickname")
-    return Finding(
-        construct,
-        rule,
-        f"declare `- object: {bad}` in the recipe, or give an existing object `nickname: {bad}`",
-    )
+    return rename(construct, rule, bad, good, lines, line, "a declared object or nickname", otherwise=advice)
 
 
 def _unknown_function(
@@ -57,14 +52,11 @@ def _unknown_function(
         "a function block must use one of Snowfakery's functions (random_number, random_choice, date, "
         "reference, ...) or a function of a declared plugin"
     )
-    if not good:
-        return Finding(
-            f"{bad}:",
-            rule,
-            f"fix the name {bad!r}; if a plugin provides it, declare that plugin (`- plugin: ...`) and call "
-            "it as Plugin.function",
-        )
-    return rename(f"{bad}:", rule, bad, good, lines, line, "a Snowfakery function")
+    advice = (
+        f"fix the name {bad!r}; if a plugin provides it, declare that plugin (`- plugin: ...`) and call it as "
+        "Plugin.function"
+    )
+    return rename(f"{bad}:", rule, bad, good, lines, line, "a Snowfakery function", otherwise=advice)
 
 
 def _undefined_name(match: re.Match[str], lines: list[str], line: int | None, facts: RecipeFacts) -> Finding:
@@ -83,13 +75,8 @@ def _undefined_name(match: re.Match[str], lines: list[str], line: int | None, fa
         "a formula can use this object's fields, declared objects and nicknames, options, `var`s, plugins "
         "and Snowfakery's functions; any other name is undefined"
     )
-    if good:
-        return rename(bad, rule, bad, good, lines, line, "a declared name")
-    return Finding(
-        bad,
-        rule,
-        f"declare `{bad}` (`- var: {bad}` with a `value:`, or `- option: {bad}`), or fix its spelling",
-    )
+    advice = f"declare `{bad}` (`- var: {bad}` with a `value:`, or `- option: {bad}`), or fix its spelling"
+    return rename(bad, rule, bad, good, lines, line, "a declared name", otherwise=advice)
 
 
 def _unexpected_key(match: re.Match[str], lines: list[str], line: int | None, facts: RecipeFacts) -> Finding:
@@ -100,9 +87,8 @@ def _unexpected_key(match: re.Match[str], lines: list[str], line: int | None, fa
     )
     good = closest(bad, allowed)
     rule = f"an `{statement}` statement allows only the keys {', '.join(allowed)} (recipe JSON schema)"
-    if good:
-        return rename(f"{bad}:", rule, bad, good, lines, line, "an allowed key")
-    return Finding(f"{bad}:", rule, f"remove `{bad}:` or move it under `fields:`")
+    advice = f"remove `{bad}:` or move it under `fields:`"
+    return rename(f"{bad}:", rule, bad, good, lines, line, "an allowed key", otherwise=advice)
 
 
 def _missing_statement_key(
