@@ -7,7 +7,8 @@ everything checks the dashboards against the warehouse it just built.
 """
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from dagster import (
     AssetCheckResult,
@@ -15,7 +16,6 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
-    DataVersion,
     Failure,
     MaterializeResult,
     MetadataValue,
@@ -25,6 +25,7 @@ from dagster import (
 from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.store_results import stored_result
 from ade_platform.lib.bi.inventory import collect_health, collect_inventory, tiles_with_status
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.store import SnapshotNotFound
@@ -32,10 +33,20 @@ from ade_platform.store import SnapshotNotFound
 GROUP = "bi"
 BROKEN_CHECK = "no_broken_tiles"
 EMPTY_CHECK = "no_empty_tiles"
+T = TypeVar("T")
 
 
-def _fail(exc: BiError) -> Failure:
-    return Failure(description=f"{exc.code}: {exc.detail}")
+def _from_tool(settings: Settings, tool: str, collect: Callable[[Any], T]) -> T:
+    """What `collect` gathers through a client of the tool, closed after; a BI failure fails the run with its
+    code and detail."""
+    try:
+        client = open_client(settings, tool)
+        try:
+            return collect(client)
+        finally:
+            client.close()
+    except BiError as exc:
+        raise Failure(description=f"{exc.code}: {exc.detail}") from None
 
 
 def _tile_table(tiles: list[dict[str, Any]]) -> str:
@@ -62,27 +73,19 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
     )
     def bi_inventory(context: AssetExecutionContext) -> MaterializeResult:
         store: StoreResource = context.resources.store
-        try:
-            client = open_client(settings, tool)
-            try:
-                data = collect_inventory(client)
-            finally:
-                client.close()
-        except BiError as exc:
-            raise _fail(exc) from None
+        data = _from_tool(settings, tool, collect_inventory)
         prov = store.writer().publish(
             inventory_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
         )
         elements = [e for d in data["dashboards"] for e in d["elements"]]
         tables = sorted({t["relation"] for e in elements for t in e["tables"]})
-        return MaterializeResult(
-            metadata={
+        return stored_result(
+            prov,
+            {
                 "dashboards": len(data["dashboards"]),
                 "elements": len(elements),
                 "tables_read": MetadataValue.json(tables),
-                "store_version": prov.version,
             },
-            data_version=DataVersion(prov.data_version),
         )
 
     return bi_inventory
@@ -111,33 +114,30 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
             inventory = store.reader().latest(inventory_asset(tool)).data
         except SnapshotNotFound:
             raise Failure(description=f"materialize {inventory_asset(tool)} first") from None
-        try:
-            client = open_client(settings, tool)
-            try:
-                data = collect_health(
-                    client,
-                    inventory,
-                    concurrency=settings.bi.max_concurrency,
-                    timeout=settings.bi.tile_timeout_seconds,
-                    progress=lambda d: context.log.info(f"{tool} dashboard {d} checked"),
-                )
-            finally:
-                client.close()
-        except BiError as exc:
-            raise _fail(exc) from None
+        data = _from_tool(
+            settings,
+            tool,
+            lambda client: collect_health(
+                client,
+                inventory,
+                concurrency=settings.bi.max_concurrency,
+                timeout=settings.bi.tile_timeout_seconds,
+                progress=lambda d: context.log.info(f"{tool} dashboard {d} checked"),
+            ),
+        )
         prov = store.writer().publish(
             health_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
         )
         broken = tiles_with_status(data, "error")
         empty = tiles_with_status(data, "empty")
         in_error = [d["id"] for d in data["dashboards"] if d["status"] == "error"]
-        return MaterializeResult(
-            metadata={
+        return stored_result(
+            prov,
+            {
                 "dashboards": len(data["dashboards"]),
                 "dashboards_in_error": MetadataValue.json(in_error),
                 "broken_tiles": len(broken),
                 "empty_tiles": len(empty),
-                "store_version": prov.version,
             },
             check_results=[
                 AssetCheckResult(
@@ -153,7 +153,6 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
                     metadata={"count": len(empty), "tiles": MetadataValue.md(_tile_table(empty))},
                 ),
             ],
-            data_version=DataVersion(prov.data_version),
         )
 
     return bi_health
