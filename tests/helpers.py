@@ -53,3 +53,20 @@ def list_tools(server: FastMCP) -> list[Any]:
             return await client.list_tools()
 
     return asyncio.run(go())
+
+
+def read_only_open_world_tools(
+    server: FastMCP, names: set[str], *, idempotent: bool = False
+) -> dict[str, Any]:
+    """The server's tools by name, after checking they are exactly `names` and each is annotated read-only, not
+    destructive and open-world (and idempotent, when asked), with a description and a typed output schema."""
+    tools = {t.name: t for t in list_tools(server)}
+    assert set(tools) == names
+    for tool in tools.values():
+        ann = tool.annotations
+        assert ann.read_only_hint is True and ann.destructive_hint is False and ann.open_world_hint is True, (
+            tool.name
+        )
+        assert ann.idempotent_hint or not idempotent, tool.name
+        assert tool.description and tool.output_schema and tool.output_schema.get("properties"), tool.name
+    return tools
