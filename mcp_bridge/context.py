@@ -169,23 +169,13 @@ class BridgeContext:
         return result.value, result.stamp()
 
     async def live_call_async(
-        self,
-        tool: str,
-        fn: Callable[[], T],
-        *,
-        arguments: dict[str, Any],
-        effects: Effects = "none",
-        cause: str | None = None,
-        dialect: str | None = None,
+        self, tool: str, fn: Callable[[], T], **options: Any
     ) -> tuple[T, dict[str, Any]]:
-        """`live_call` in a worker thread, so a slow system never blocks the gateway's event loop."""
+        """`live_call` (the same keywords: arguments, effects, cause, dialect) in a worker thread, so a slow system
+        never blocks the gateway's event loop."""
         import anyio
 
-        return await anyio.to_thread.run_sync(
-            lambda: self.live_call(
-                tool, fn, arguments=arguments, effects=effects, cause=cause, dialect=dialect
-            )
-        )
+        return await anyio.to_thread.run_sync(lambda: self.live_call(tool, fn, **options))
 
     def scrubber(self) -> SecretScrubber:
         """The scrubber of every secret in the settings: for logs, error details and audit tags."""

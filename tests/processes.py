@@ -16,7 +16,17 @@ import httpx
 
 from ade_platform.emulators.demo import free_port
 
-__all__ = ["ADE", "fakesnow_process", "free_port", "mcp_over_http", "stop", "wait_for_http", "wait_for_port"]
+__all__ = [
+    "ADE",
+    "execute_all",
+    "fakesnow_process",
+    "fakesnow_warehouse",
+    "free_port",
+    "mcp_over_http",
+    "stop",
+    "wait_for_http",
+    "wait_for_port",
+]
 
 ADE = str(Path(sys.executable).parent / "ade")
 
@@ -91,6 +101,16 @@ def fakesnow_process() -> Iterator[dict[str, Any]]:
         stop(proc, timeout=10)
 
 
+def execute_all(connection: Any, statements: Sequence[str]) -> None:
+    """Run each statement on a DB-API connection (a Snowflake connector's), then close it."""
+    try:
+        cursor = connection.cursor()
+        for statement in statements:
+            cursor.execute(statement)
+    finally:
+        connection.close()
+
+
 def fakesnow_warehouse(
     server: Mapping[str, Any], database: str, statements: Sequence[str], password: str = "pw", **fields: Any
 ) -> Any:
@@ -100,13 +120,9 @@ def fakesnow_warehouse(
 
     from ade_platform.config import SnowflakeWarehouse
 
-    con = snowflake.connector.connect(account="acct", user="u", password=password, **server)
-    try:
-        cursor = con.cursor()
-        for statement in statements:
-            cursor.execute(statement)
-    finally:
-        con.close()
+    execute_all(
+        snowflake.connector.connect(account="acct", user="u", password=password, **server), statements
+    )
     return SnowflakeWarehouse(
         type="snowflake", account="acct", user="u", password=password, database=database, **fields, **server
     )

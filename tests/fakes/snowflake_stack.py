@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import REPO_ROOT
-from tests.processes import free_port, wait_for_port
+from tests.processes import execute_all, free_port, wait_for_port
 
 DATABASE = "ADE_SNOW"
 SCHEMA = "APP"
@@ -106,13 +106,7 @@ def connect(port: int):
 
 
 def run_sql(port: int, statements: list[str]) -> None:
-    conn = connect(port)
-    try:
-        cur = conn.cursor()
-        for statement in statements:
-            cur.execute(statement)
-    finally:
-        conn.close()
+    execute_all(connect(port), statements)
 
 
 def write_snow_config(home: Path, port: int) -> Path:
