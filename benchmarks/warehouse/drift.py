@@ -14,7 +14,6 @@ The ratio live / cached (medians) is the price of an answer that sees a change m
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -29,7 +28,7 @@ from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse
 from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
-from benchmarks.timing import timed
+from benchmarks.timing import quick_mode, timed
 from benchmarks.warehouse.run import COLUMNS, fmt, settings_for
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
@@ -150,11 +149,9 @@ def bench_bigquery(home: Path, tables: int, repeats: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    repeats = 10 if args.quick else 50
-    tables = 50 if args.quick else 200
+    quick = quick_mode(__doc__)
+    repeats = 10 if quick else 50
+    tables = 50 if quick else 200
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         bench_duckdb(home / "duck", tables, repeats)

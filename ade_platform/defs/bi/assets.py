@@ -10,17 +10,7 @@ everything checks the dashboards against the warehouse it just built.
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
-    AssetExecutionContext,
-    AssetKey,
-    Failure,
-    MaterializeResult,
-    MetadataValue,
-    asset,
-)
+import dagster as dg
 
 from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
@@ -46,7 +36,7 @@ def _from_tool(settings: Settings, tool: str, collect: Callable[[Any], T]) -> T:
         finally:
             client.close()
     except BiError as exc:
-        raise Failure(description=f"{exc.code}: {exc.detail}") from None
+        raise dg.Failure(description=f"{exc.code}: {exc.detail}") from None
 
 
 def _tile_table(tiles: list[dict[str, Any]]) -> str:
@@ -59,8 +49,8 @@ def _tile_table(tiles: list[dict[str, Any]]) -> str:
     return "| dashboard | tile | error |\n|---|---|---|\n" + "\n".join(rows)
 
 
-def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey]) -> Any:
-    @asset(
+def inventory_asset_def(tool: str, settings: Settings, upstream: list[dg.AssetKey]) -> Any:
+    @dg.asset(
         name=inventory_asset(tool),
         group_name=GROUP,
         deps=upstream,
@@ -71,7 +61,7 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
         "sql_table_name). bi_list_dashboards and bi_get_dashboard_elements answer from it; cross-stack lineage "
         "reads its tables.",
     )
-    def bi_inventory(context: AssetExecutionContext) -> MaterializeResult:
+    def bi_inventory(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store: StoreResource = context.resources.store
         data = _from_tool(settings, tool, collect_inventory)
         prov = store.writer().publish(
@@ -84,7 +74,7 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
             {
                 "dashboards": len(data["dashboards"]),
                 "elements": len(elements),
-                "tables_read": MetadataValue.json(tables),
+                "tables_read": dg.MetadataValue.json(tables),
             },
         )
 
@@ -92,15 +82,15 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
 
 
 def health_asset_def(tool: str, settings: Settings) -> Any:
-    @asset(
+    @dg.asset(
         name=health_asset(tool),
         group_name=GROUP,
-        deps=[AssetKey(inventory_asset(tool))],
+        deps=[dg.AssetKey(inventory_asset(tool))],
         kinds={tool},
         required_resource_keys={"store"},
         check_specs=[
-            AssetCheckSpec(BROKEN_CHECK, asset=health_asset(tool), description="No tile fails to run."),
-            AssetCheckSpec(
+            dg.AssetCheckSpec(BROKEN_CHECK, asset=health_asset(tool), description="No tile fails to run."),
+            dg.AssetCheckSpec(
                 EMPTY_CHECK, asset=health_asset(tool), description="No tile renders without rows."
             ),
         ],
@@ -108,12 +98,12 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
         "per-tile timeout): per dashboard ok / error, per tile ok / error / empty with its row count and error. "
         f"Checks: {BROKEN_CHECK} (error), {EMPTY_CHECK} (warning).",
     )
-    def bi_health(context: AssetExecutionContext) -> MaterializeResult:
+    def bi_health(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store: StoreResource = context.resources.store
         try:
             inventory = store.reader().latest(inventory_asset(tool)).data
         except SnapshotNotFound:
-            raise Failure(description=f"materialize {inventory_asset(tool)} first") from None
+            raise dg.Failure(description=f"materialize {inventory_asset(tool)} first") from None
         data = _from_tool(
             settings,
             tool,
@@ -135,22 +125,22 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
             prov,
             {
                 "dashboards": len(data["dashboards"]),
-                "dashboards_in_error": MetadataValue.json(in_error),
+                "dashboards_in_error": dg.MetadataValue.json(in_error),
                 "broken_tiles": len(broken),
                 "empty_tiles": len(empty),
             },
             check_results=[
-                AssetCheckResult(
+                dg.AssetCheckResult(
                     check_name=BROKEN_CHECK,
                     passed=not broken,
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={"count": len(broken), "tiles": MetadataValue.md(_tile_table(broken))},
+                    severity=dg.AssetCheckSeverity.ERROR,
+                    metadata={"count": len(broken), "tiles": dg.MetadataValue.md(_tile_table(broken))},
                 ),
-                AssetCheckResult(
+                dg.AssetCheckResult(
                     check_name=EMPTY_CHECK,
                     passed=not empty,
-                    severity=AssetCheckSeverity.WARN,
-                    metadata={"count": len(empty), "tiles": MetadataValue.md(_tile_table(empty))},
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"count": len(empty), "tiles": dg.MetadataValue.md(_tile_table(empty))},
                 ),
             ],
         )
