@@ -70,3 +70,25 @@ def read_only_open_world_tools(
         assert ann.idempotent_hint or not idempotent, tool.name
         assert tool.description and tool.output_schema and tool.output_schema.get("properties"), tool.name
     return tools
+
+
+def assert_refused(
+    server: FastMCP,
+    cases: list[tuple[str, dict[str, Any], str]],
+    *,
+    base: dict[str, Any] | None = None,
+    placeholders: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Call each (tool, arguments, code) case, `base` arguments first and any "@name" value replaced by
+    `placeholders[name]` (an id known only at run time): each must be refused with its code. The errors, in order."""
+    marks = placeholders or {}
+
+    def filled(value: Any) -> Any:
+        return marks[value] if isinstance(value, str) and value in marks else value
+
+    calls = [(tool, {**(base or {}), **{k: filled(v) for k, v in args.items()}}) for tool, args, _ in cases]
+    errors = []
+    for (ok, error), (tool, args, code) in zip(call_tools(server, calls), cases, strict=True):
+        assert not ok and error["error"] == code, (tool, args, error)
+        errors.append(error)
+    return errors
