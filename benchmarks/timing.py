@@ -27,3 +27,12 @@ def timed(fn: Callable[[], Any], repeats: int, *, warm: bool = False) -> list[fl
         fn()
         samples.append(time.perf_counter() - started)
     return samples
+
+
+def quick_mode(description: str | None = None) -> bool:
+    """The command line of a suite that takes only `--quick` (small sizes, few repetitions): whether it was given."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repetitions")
+    return parser.parse_args().quick

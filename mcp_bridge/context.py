@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ade_platform.config import Settings
+from ade_platform.lib.timestamps import parse_timestamp
 from ade_platform.store import Snapshot, SnapshotNotFound, StoreReader
 
 if TYPE_CHECKING:
@@ -168,23 +169,13 @@ class BridgeContext:
         return result.value, result.stamp()
 
     async def live_call_async(
-        self,
-        tool: str,
-        fn: Callable[[], T],
-        *,
-        arguments: dict[str, Any],
-        effects: Effects = "none",
-        cause: str | None = None,
-        dialect: str | None = None,
+        self, tool: str, fn: Callable[[], T], **options: Any
     ) -> tuple[T, dict[str, Any]]:
-        """`live_call` in a worker thread, so a slow system never blocks the gateway's event loop."""
+        """`live_call` (the same keywords: arguments, effects, cause, dialect) in a worker thread, so a slow system
+        never blocks the gateway's event loop."""
         import anyio
 
-        return await anyio.to_thread.run_sync(
-            lambda: self.live_call(
-                tool, fn, arguments=arguments, effects=effects, cause=cause, dialect=dialect
-            )
-        )
+        return await anyio.to_thread.run_sync(lambda: self.live_call(tool, fn, **options))
 
     def scrubber(self) -> SecretScrubber:
         """The scrubber of every secret in the settings: for logs, error details and audit tags."""
@@ -276,13 +267,8 @@ def flush_all_observations(timeout: float = 10.0) -> bool:
 def _epoch(value: float | str | None) -> float | None:
     if value is None or isinstance(value, int | float):
         return value
-    from datetime import UTC, datetime
-
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+    parsed = parse_timestamp(value)
+    return parsed.timestamp() if parsed else None
 
 
 class _Recorder:

@@ -89,37 +89,10 @@ def fakesnow_server() -> Iterator[dict[str, object]]:
     """A fakesnow server (Snowflake's HTTP protocol) on loopback in its own process: connect with
     host/port below, protocol="http", any account/user/password. Its databases are shared in memory,
     so each test uses database names of its own."""
-    import socket
-    import subprocess
-    import sys
-    import time
+    from tests.processes import fakesnow_process
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fakesnow", "-s", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            pytest.fail("fakesnow server exited on start-up")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail("fakesnow server did not start within 60 s")
-            time.sleep(0.2)
-    yield {"host": "127.0.0.1", "port": port, "protocol": "http"}
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with fakesnow_process() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -53,3 +53,42 @@ def list_tools(server: FastMCP) -> list[Any]:
             return await client.list_tools()
 
     return asyncio.run(go())
+
+
+def read_only_open_world_tools(
+    server: FastMCP, names: set[str], *, idempotent: bool = False
+) -> dict[str, Any]:
+    """The server's tools by name, after checking they are exactly `names` and each is annotated read-only, not
+    destructive and open-world (and idempotent, when asked), with a description and a typed output schema."""
+    tools = {t.name: t for t in list_tools(server)}
+    assert set(tools) == names
+    for tool in tools.values():
+        ann = tool.annotations
+        assert ann.read_only_hint is True and ann.destructive_hint is False and ann.open_world_hint is True, (
+            tool.name
+        )
+        assert ann.idempotent_hint or not idempotent, tool.name
+        assert tool.description and tool.output_schema and tool.output_schema.get("properties"), tool.name
+    return tools
+
+
+def assert_refused(
+    server: FastMCP,
+    cases: list[tuple[str, dict[str, Any], str]],
+    *,
+    base: dict[str, Any] | None = None,
+    placeholders: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Call each (tool, arguments, code) case, `base` arguments first and any "@name" value replaced by
+    `placeholders[name]` (an id known only at run time): each must be refused with its code. The errors, in order."""
+    marks = placeholders or {}
+
+    def filled(value: Any) -> Any:
+        return marks[value] if isinstance(value, str) and value in marks else value
+
+    calls = [(tool, {**(base or {}), **{k: filled(v) for k, v in args.items()}}) for tool, args, _ in cases]
+    errors = []
+    for (ok, error), (tool, args, code) in zip(call_tools(server, calls), cases, strict=True):
+        assert not ok and error["error"] == code, (tool, args, error)
+        errors.append(error)
+    return errors

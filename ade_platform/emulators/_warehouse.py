@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
+
+from ade_platform.lib.warehouse.file_lock import LockTimeout, retry_on_lock_conflict
 
 LOCK_RETRY_SECONDS = 10.0
 
@@ -27,11 +28,6 @@ def warehouse_path(explicit: str | None = None) -> Path:
     return home / "warehouse" / "demo.duckdb"
 
 
-def _lock_conflict(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return "lock" in text and ("conflicting" in text or "could not set lock" in text)
-
-
 def run_sql(
     path: Path, sql: str, params: list[Any] | None = None, *, limit: int | None = None, timeout: float = 60
 ) -> tuple[list[str], list[tuple]]:
@@ -40,20 +36,15 @@ def run_sql(
 
     if not path.exists():
         raise QueryFailed("the warehouse has not been built yet (no demo.duckdb): run `ade materialize`")
-    deadline = time.monotonic() + LOCK_RETRY_SECONDS
-    delay = 0.05
-    while True:
-        try:
-            con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False})
-            break
-        except duckdb.Error as exc:
-            if _lock_conflict(exc) and time.monotonic() < deadline:
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
-                continue
-            if _lock_conflict(exc):
-                raise QueryFailed("the warehouse is locked by a writing process; try again shortly") from None
-            raise QueryFailed(f"cannot open the warehouse: {type(exc).__name__}") from None
+    try:
+        con = retry_on_lock_conflict(
+            lambda: duckdb.connect(str(path), read_only=True, config={"enable_external_access": False}),
+            LOCK_RETRY_SECONDS,
+        )
+    except LockTimeout:
+        raise QueryFailed("the warehouse is locked by a writing process; try again shortly") from None
+    except duckdb.Error as exc:
+        raise QueryFailed(f"cannot open the warehouse: {type(exc).__name__}") from None
     timer = threading.Timer(timeout, con.interrupt)
     timer.daemon = True
     timer.start()

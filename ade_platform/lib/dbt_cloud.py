@@ -9,11 +9,12 @@ runs may stand for a job (`canonical_run`: never an agent's steps-override run).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any
 
 from ade_platform.lib.dbt.command_policy import StepRefused, parse_steps
 from ade_platform.lib.errors import CodedError
+from ade_platform.lib.timestamps import parse_timestamp
 
 STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "error", 30: "cancelled"}
 # dbtcloud_get_last_run's filter: dbt Cloud's status strings (case-insensitive) -> the numeric status.
@@ -27,24 +28,13 @@ def status_name(code: Any) -> str:
     return STATUS_NAMES.get(code if isinstance(code, int) else -1, "unknown")
 
 
-def parse_time(value: Any) -> datetime | None:
-    """A dbt Cloud timestamp ("2026-02-19 06:20:15.123456+00:00" or ISO with Z) as an aware datetime."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def iso(value: Any) -> str | None:
-    moment = parse_time(value)
+    moment = parse_timestamp(value)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
 def seconds_between(start: Any, end: Any) -> float | None:
-    a, b = parse_time(start), parse_time(end)
+    a, b = parse_timestamp(start), parse_timestamp(end)
     return round((b - a).total_seconds(), 3) if a and b else None
 
 

@@ -51,8 +51,10 @@ class StoreRoot:
         raise NotImplementedError
 
 
-class LocalRoot(StoreRoot):
-    def __init__(self, path: Path):
+class _PathRoot(StoreRoot):
+    """A root whose files are reached through a path object: a local Path or a UPath."""
+
+    def __init__(self, path: Path | UPath):
         self.path = path
 
     def describe(self) -> str:
@@ -60,6 +62,10 @@ class LocalRoot(StoreRoot):
 
     def read_bytes(self, rel: str) -> bytes:
         return (self.path / rel).read_bytes()
+
+
+class LocalRoot(_PathRoot):
+    path: Path
 
     def write_bytes_atomic(self, rel: str, data: bytes) -> None:
         target = self.path / rel
@@ -116,15 +122,8 @@ class LocalRoot(StoreRoot):
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-class RemoteRoot(StoreRoot):
-    def __init__(self, path: UPath):
-        self.path = path
-
-    def describe(self) -> str:
-        return str(self.path)
-
-    def read_bytes(self, rel: str) -> bytes:
-        return (self.path / rel).read_bytes()
+class RemoteRoot(_PathRoot):
+    path: UPath
 
     def write_bytes_atomic(self, rel: str, data: bytes) -> None:
         # One PUT of one object: atomic on S3/GCS/Azure.

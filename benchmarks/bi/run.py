@@ -11,7 +11,6 @@ query run in turn. Listing: `bi_list_dashboards` from the inventory snapshot aga
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
@@ -32,7 +31,7 @@ from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 from ade_platform.lib.bi.inventory import collect_inventory
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
-from benchmarks.timing import timed
+from benchmarks.timing import quick_mode, timed
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 
@@ -67,11 +66,9 @@ def median_ms(values: list[float]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    repeats = 3 if args.quick else 10
-    orders = 100_000 if args.quick else 1_000_000
+    quick = quick_mode()
+    repeats = 3 if quick else 10
+    orders = 100_000 if quick else 1_000_000
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "ade"
         warehouse = home / "warehouse" / "demo.duckdb"

@@ -12,7 +12,6 @@ Against the local dbt Cloud emulator (its jobs run dbt-core; one `dbt parse` run
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
@@ -25,7 +24,7 @@ from ade_platform.clients.dbt_cloud import DbtCloudClient
 from ade_platform.emulators.dbt_cloud import CI_JOB, DAILY_JOB
 from ade_platform.lib import dbt_cloud as lib
 from ade_platform.store import StoreWriter
-from benchmarks.timing import fmt_ms, pct, timed
+from benchmarks.timing import fmt_ms, pct, quick_mode, timed
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.dbt_cloud import build
 
@@ -48,10 +47,8 @@ async def _timed_calls(server: Any, name: str, args: dict[str, Any], repeats: in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    repeats = 20 if args.quick else 50
+    quick = quick_mode()
+    repeats = 20 if quick else 50
     from tests.mcp.dbt_cloud_support import running_emulator
 
     with tempfile.TemporaryDirectory() as tmp, running_emulator(Path(tmp), history=False) as emu:

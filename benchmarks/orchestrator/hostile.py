@@ -17,8 +17,8 @@ import argparse
 import time
 from collections.abc import Callable
 
-from ade_platform.lib.orchestrator.logs import cap_log
-from ade_platform.lib.orchestrator.patterns import detect_patterns, detect_signatures
+from ade_platform.lib.orchestrators.logs import cap_log
+from ade_platform.lib.orchestrators.patterns import detect_patterns, detect_signatures
 from ade_platform.lib.secrets import SecretScrubber
 
 UNITS = ("a-", "eyJ", "a://a:", "password", "--password", "Bearer ")

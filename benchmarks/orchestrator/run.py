@@ -17,7 +17,6 @@ same questions three ways, interleaved round by round:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -38,7 +37,7 @@ from ade_platform.config import OrchestratorSettings, PrefectSettings, load_sett
 from ade_platform.emulators.demo import free_port
 from ade_platform.live import flush_all
 from ade_platform.store import StoreWriter
-from benchmarks.timing import fmt_ms, pct
+from benchmarks.timing import fmt_ms, pct, quick_mode
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.orchestrators.servers import prefect_env
@@ -193,16 +192,14 @@ async def _bench(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    quick = quick_mode(__doc__)
     from benchmarks.orchestrator import hostile
 
     hostile.main()  # needs no server
     if not (PREFECT / "prefect").exists():
         print("skipped: Prefect is not installed (make orchestrators)")
         return
-    rounds = 10 if args.quick else 40
+    rounds = 10 if quick else 40
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "prefect").mkdir()

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import subprocess
@@ -27,7 +26,7 @@ from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import S3Options, StoreLocation, StoreReader, StoreWriter
 from ade_platform.store.location import open_root
 from benchmarks.synthetic import synthetic_manifest
-from benchmarks.timing import fmt_ms, pct
+from benchmarks.timing import fmt_ms, pct, quick_mode
 
 CREDS = {"access_key_id": "bench", "secret_access_key": "bench-secret", "region": "us-east-1"}
 
@@ -113,10 +112,8 @@ def _poll(root: str | StoreLocation, repeats: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    repeats = 20 if args.quick else 200
+    quick = quick_mode()
+    repeats = 20 if quick else 200
     from mcp_bridge.server import build_server
 
     proc, endpoint = _moto()
@@ -131,7 +128,7 @@ def main() -> None:
             aws_secret_access_key=CREDS["secret_access_key"],
             region_name=CREDS["region"],
         ).create_bucket(Bucket=bucket)
-        for nodes in (1_000,) if args.quick else (1_000, 10_000):
+        for nodes in (1_000,) if quick else (1_000, 10_000):
             with tempfile.TemporaryDirectory() as tmp:
                 home = Path(tmp)
                 url = f"s3://{bucket}/n{nodes}"

@@ -14,27 +14,21 @@ The ratio live / cached (medians) is the price of an answer that sees a change m
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from ade_platform.clients.warehouses import WarehouseError, warehouse_client
-from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, SnowflakeWarehouse
+from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse
 from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
-from benchmarks.timing import timed
+from benchmarks.timing import quick_mode, timed
 from benchmarks.warehouse.run import COLUMNS, fmt, settings_for
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
@@ -136,52 +130,12 @@ def bench_duckdb(home: Path, tables: int, repeats: int) -> None:
     )
 
 
-@contextmanager
-def fakesnow_server() -> Iterator[dict[str, Any]]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fakesnow", "-s", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("fakesnow did not start") from None
-                time.sleep(0.2)
-        yield {"host": "127.0.0.1", "port": port, "protocol": "http"}
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 def bench_snowflake(home: Path, tables: int, repeats: int) -> None:
-    import snowflake.connector
+    from tests.processes import fakesnow_process, fakesnow_warehouse
 
-    with fakesnow_server() as server:
-        con = snowflake.connector.connect(account="acct", user="u", password="pw", **server)
-        cur = con.cursor()
-        cur.execute("create database BENCH")
-        cur.execute("create schema BENCH.SHOP")
-        for statement in ddl("BENCH.SHOP", tables):
-            cur.execute(statement)
-        con.close()
-        wh = SnowflakeWarehouse(
-            type="snowflake",
-            account="acct",
-            user="u",
-            password="pw",
-            database="BENCH",
-            schemas=["SHOP"],
-            **server,
-        )
+    with fakesnow_process() as server:
+        seed = ["create database BENCH", "create schema BENCH.SHOP", *ddl("BENCH.SHOP", tables)]
+        wh = fakesnow_warehouse(server, "BENCH", seed, schemas=["SHOP"])
         measure(f"Snowflake fake (fakesnow), {tables} tables", home, "sf", wh, "SHOP", None, repeats)
 
 
@@ -195,11 +149,9 @@ def bench_bigquery(home: Path, tables: int, repeats: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    repeats = 10 if args.quick else 50
-    tables = 50 if args.quick else 200
+    quick = quick_mode(__doc__)
+    repeats = 10 if quick else 50
+    tables = 50 if quick else 200
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         bench_duckdb(home / "duck", tables, repeats)

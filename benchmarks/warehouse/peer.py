@@ -13,7 +13,6 @@ peer; count(*) / no-op).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import subprocess
@@ -22,6 +21,8 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+from benchmarks.timing import quick_mode
 
 REPO = Path(__file__).resolve().parents[2]
 PEER_PYTHON = REPO / ".tools" / "motherduck" / "bin" / "python"
@@ -198,14 +199,12 @@ async def compare_on_the_wire(home: Path, config: Path, db: Path, rounds: int) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    quick = quick_mode(__doc__)
     if not PEER_SERVER.exists():
         print("mcp-server-motherduck is not installed (.tools/motherduck); run `make bench`")
         return
     with tempfile.TemporaryDirectory() as tmp:
-        asyncio.run(compare(Path(tmp), rounds=15 if args.quick else 60))
+        asyncio.run(compare(Path(tmp), rounds=15 if quick else 60))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ warehouse_get_schema from the store.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import tempfile
@@ -27,7 +26,7 @@ from ade_platform.clients.warehouses import warehouse_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, load_settings
 from ade_platform.live import LiveRunner
 from ade_platform.store import StoreWriter
-from benchmarks.timing import pct, timed
+from benchmarks.timing import pct, quick_mode, timed
 from benchmarks.warehouse import peer
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
@@ -157,17 +156,15 @@ def snapshot_bigquery(tables: int, repeats: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    quick = quick_mode(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        live_overhead(home / "live", repeats=20 if args.quick else 100)
-        snapshot_duckdb(home / "snap", tables=1000, repeats=3 if args.quick else 10)
-        snapshot_bigquery(tables=1000, repeats=2 if args.quick else 5)
+        live_overhead(home / "live", repeats=20 if quick else 100)
+        snapshot_duckdb(home / "snap", tables=1000, repeats=3 if quick else 10)
+        snapshot_bigquery(tables=1000, repeats=2 if quick else 5)
         from benchmarks.warehouse import drift  # live single-table drift vs the cached answer
 
-        repeats, tables = (10, 50) if args.quick else (50, 200)
+        repeats, tables = (10, 50) if quick else (50, 200)
         drift.bench_duckdb(home / "drift-duck", tables, repeats)
         drift.bench_snowflake(home / "drift-sf", tables, repeats)
         drift.bench_bigquery(home / "drift-bq", tables, repeats)

@@ -33,10 +33,10 @@ from ade_platform.clients.orchestrators import (
     open_client,
     triggerable_dags,
 )
-from ade_platform.lib.orchestrator.logs import cap_log
-from ade_platform.lib.orchestrator.patterns import PatternResult, detect_patterns, detect_signatures
-from ade_platform.lib.orchestrator.runs import RunRecord, Status, normalize_status, summarize
-from ade_platform.lib.orchestrator.trigger_policy import check_conf, check_conf_schema, trigger_allowed
+from ade_platform.lib.orchestrators.logs import cap_log
+from ade_platform.lib.orchestrators.patterns import PatternResult, detect_patterns, detect_signatures
+from ade_platform.lib.orchestrators.runs import RunRecord, Status, normalize_status, summarize
+from ade_platform.lib.orchestrators.trigger_policy import check_conf, check_conf_schema, trigger_allowed
 from ade_platform.lib.shapes import OPEN
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -344,7 +344,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "builtin_signatures": False,
                 "matched_signatures": [],
             }
-        from ade_platform.lib.orchestrator.patterns import SIGNATURES
+        from ade_platform.lib.orchestrators.patterns import SIGNATURES
 
         results = detect_signatures(log_text, timeout_seconds=limit)
         return {

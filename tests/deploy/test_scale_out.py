@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import httpx
 import pytest
 
-from ade_platform.emulators.demo import free_port
 from tests.deploy.conftest import S3_ENV, _creds
+from tests.processes import free_port, wait_for_http
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1800)]
 REPO = Path(__file__).resolve().parents[2]
@@ -59,19 +58,6 @@ async def _answers(url: str) -> list[Any]:
             assert not result.is_error, (name, result.content[0].text[:500])
             out.append(result.structured_content)
     return out
-
-
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"replica exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=2)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    raise AssertionError("replica did not start")
 
 
 def test_dagster_on_postgres_store_on_s3_two_replicas_answer_identically(
@@ -119,7 +105,7 @@ def test_dagster_on_postgres_store_on_s3_two_replicas_answer_identically(
             )
             replicas.append(proc)
             urls.append(f"http://127.0.0.1:{port}/mcp")
-            _wait_http(f"http://127.0.0.1:{port}/mcp", proc)
+            wait_for_http(f"http://127.0.0.1:{port}/mcp", proc, timeout=120)
         first, second = (asyncio.run(_answers(u)) for u in urls)
         assert _strip_age(first) == _strip_age(second)
         for answer in first:

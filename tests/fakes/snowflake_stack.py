@@ -10,10 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import REPO_ROOT
+from tests.processes import execute_all, free_port, wait_for_port
 
 DATABASE = "ADE_SNOW"
 SCHEMA = "APP"
@@ -91,23 +90,6 @@ def snow_cli() -> str | None:
     return str(local) if local.exists() else None
 
 
-def free_port() -> int:
-    with contextlib.closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_for(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the fakesnow server exited during start-up")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return
-        time.sleep(0.2)
-    raise RuntimeError("the fakesnow server did not start in time")
-
-
 def connect(port: int):
     import snowflake.connector
 
@@ -124,13 +106,7 @@ def connect(port: int):
 
 
 def run_sql(port: int, statements: list[str]) -> None:
-    conn = connect(port)
-    try:
-        cur = conn.cursor()
-        for statement in statements:
-            cur.execute(statement)
-    finally:
-        conn.close()
+    execute_all(connect(port), statements)
 
 
 def write_snow_config(home: Path, port: int) -> Path:
@@ -199,7 +175,7 @@ def start_stack(workdir: Path) -> Iterator[SnowflakeStack]:
         env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO_ROOT)},
     )
     try:
-        _wait_for(port, proc)
+        wait_for_port(port, proc)
         run_sql(port, SEED)
         home = workdir / "snowflake_home"
         yield SnowflakeStack(port=port, config_file=write_snow_config(home, port), cli=cli, home=home)

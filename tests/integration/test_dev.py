@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,18 +14,13 @@ import pytest
 
 from ade_platform.config import Settings
 from tests.conftest import REPO_ROOT
+from tests.processes import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_ade_dev_serves_ui_and_gateway(demo_settings: Settings, tmp_path: Path) -> None:
-    ui_port, mcp_port = _free_port(), _free_port()
+    ui_port, mcp_port = free_port(), free_port()
     out = tmp_path / "dev.out"
     env = {**os.environ, "ADE_HOME": str(demo_settings.home), "ADE_CONFIG": str(REPO_ROOT / "ade.yaml")}
     env.pop("DAGSTER_HOME", None)

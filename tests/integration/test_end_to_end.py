@@ -5,11 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,9 +14,9 @@ from fastmcp.client.transports import StdioTransport
 
 from ade_platform.config import Settings
 from tests.conftest import REPO_ROOT
+from tests.processes import ADE, mcp_over_http
 
 pytestmark = pytest.mark.integration
-ADE = str(Path(sys.executable).parent / "ade")
 ORDERS = "model.dbt_demo.orders"
 TOKEN = "test-token-123-" + "0123456789abcdefgh"  # mcp.http.token needs 32+ characters
 
@@ -87,35 +83,8 @@ def test_lineage_over_stdio(demo_settings: Settings) -> None:
     _check_answer(tools, body, demo_settings)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        assert proc.poll() is None, "server exited early"
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    raise AssertionError(f"{url} did not come up")
-
-
 def test_lineage_over_http_and_token_off_loopback(demo_settings: Settings) -> None:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [ADE, "mcp", "--transport", "http", "--port", str(port)],
-        env=_env(demo_settings),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        _wait(url, proc)
+    with mcp_over_http(_env(demo_settings)) as (url, port):
 
         async def go() -> tuple[list[str], dict]:
             async with Client(url) as client:
@@ -123,9 +92,6 @@ def test_lineage_over_http_and_token_off_loopback(demo_settings: Settings) -> No
 
         tools, body = asyncio.run(go())
         _check_answer(tools, body, demo_settings)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     # Off loopback without a token, the gateway refuses to start and says why.
     refused = subprocess.run(
         [ADE, "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", str(port)],
@@ -138,17 +104,7 @@ def test_lineage_over_http_and_token_off_loopback(demo_settings: Settings) -> No
 
 
 def test_http_with_token_rejects_missing_bearer(demo_settings: Settings) -> None:
-    port = _free_port()
-    env = {**_env(demo_settings), "ADE_MCP_TOKEN": TOKEN}
-    proc = subprocess.Popen(
-        [ADE, "mcp", "--transport", "http", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        _wait(url, proc)
+    with mcp_over_http({**_env(demo_settings), "ADE_MCP_TOKEN": TOKEN}) as (url, _):
         unauthenticated = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=5)
         assert unauthenticated.status_code == 401
 
@@ -158,6 +114,3 @@ def test_http_with_token_rejects_missing_bearer(demo_settings: Settings) -> None
 
         tools, body = asyncio.run(go())
         _check_answer(tools, body, demo_settings)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)

@@ -14,7 +14,7 @@ import pytest
 from ade_platform.config import Settings, load_settings
 from ade_platform.store import StoreWriter
 from tests.conftest import REPO_ROOT
-from tests.fakes.snowflake_stack import free_port
+from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,8 @@ from typing import Any
 
 import dagster as dg
 import pytest
-import snowflake.connector
 
-from ade_platform.config import BigQueryWarehouse, Settings, SnowflakeWarehouse, load_settings
+from ade_platform.config import BigQueryWarehouse, Settings, load_settings
 from ade_platform.defs import warehouse
 from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
@@ -21,6 +20,7 @@ from tests.fakes.bigquery import FakeBigQuery
 from tests.helpers import call_tools
 from tests.mcp.shape_check import assert_declared
 from tests.mcp.test_warehouse_tools import server_for
+from tests.processes import fakesnow_warehouse
 
 pytestmark = pytest.mark.integration
 MANIFEST_SCHEMA = "https://schemas.getdbt.com/dbt/manifest/v12.json"
@@ -97,6 +97,37 @@ def declared(server: Any, calls: list[tuple[str, dict[str, Any]]], results: list
     assert_declared(server, answers, free=(".sample_duplicates[].",))  # one field per key column
 
 
+# The types each warehouse reports for the `orders` table the tests create.
+ORDERS_TYPES = {
+    "snowflake": {
+        "order_id": "NUMBER(38,0)",
+        "customer_id": "NUMBER(38,0)",
+        "order_status": "TEXT",
+        "amount": "FLOAT",
+        "updated_at": "TIMESTAMP_NTZ",
+    },
+    "bigquery": {
+        "order_id": "INT64",
+        "customer_id": "INT64",
+        "order_status": "STRING",
+        "amount": "FLOAT64",
+        "updated_at": "TIMESTAMP",
+    },
+}
+
+
+def answer_common(
+    settings: Settings, table: str, schema: str, warehouse: str
+) -> tuple[Any, list[tuple[bool, Any]]]:
+    """The common calls through a gateway on `settings`: every answer declared by its tool's output schema and
+    checked by check_common. (The server, the answers check_common leaves to the caller.)"""
+    server, _ = server_for(settings)
+    calls = common_calls(table, schema, warehouse)
+    results = call_tools(server, calls)
+    declared(server, calls, results)
+    return server, check_common(results, ORDERS_TYPES[warehouse])
+
+
 def check_common(results: list[tuple[bool, Any]], type_of: dict[str, str]) -> list[tuple[bool, Any]]:
     (
         (ok, schema),
@@ -133,9 +164,7 @@ def check_common(results: list[tuple[bool, Any]], type_of: dict[str, str]) -> li
 
 
 def test_snowflake_through_fakesnow(fakesnow_server: dict[str, Any], tmp_path: Path) -> None:
-    con = snowflake.connector.connect(account="acct", user="u", password="pw", **fakesnow_server)
-    cur = con.cursor()
-    for statement in (
+    seed = (
         "create database if not exists BACK_SF",
         "create schema if not exists BACK_SF.SALES",
         "create or replace table BACK_SF.SALES.ORDERS (ORDER_ID int, CUSTOMER_ID int, ORDER_STATUS text, AMOUNT float, UPDATED_AT timestamp_ntz)",
@@ -148,18 +177,8 @@ def test_snowflake_through_fakesnow(fakesnow_server: dict[str, Any], tmp_path: P
         " ROWS_PRODUCED number, EXECUTION_STATUS text)",
         "insert into SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY values ('q-sf-1', 'select * from sales.orders where email = ''x@example.com''',"
         " 'BI_USER', dateadd('hour', -5, current_timestamp()), dateadd('hour', -5, current_timestamp()), 1200, 4096, 3, 'SUCCESS')",
-    ):
-        cur.execute(statement)
-    con.close()
-    wh = SnowflakeWarehouse(
-        type="snowflake",
-        account="acct",
-        user="u",
-        password="s3cret-pw",
-        database="BACK_SF",
-        schemas=["SALES"],
-        **fakesnow_server,
     )
+    wh = fakesnow_warehouse(fakesnow_server, "BACK_SF", seed, password="s3cret-pw", schemas=["SALES"])
     settings = settings_for(tmp_path / "ade").model_copy(update={"warehouses": {"sf": wh}})
 
     defs = snapshot_with_dagster(settings, "sf")
@@ -168,17 +187,7 @@ def test_snowflake_through_fakesnow(fakesnow_server: dict[str, Any], tmp_path: P
     assert StoreReader(settings.store_root).latest("warehouse_schema_sf").data["table_count"] == 1
     publish_manifest(settings, "sales", DECLARED)
 
-    server, _ = server_for(settings)
-    results = call_tools(server, common_calls("sales.orders", "SALES", "snowflake"))
-    declared(server, common_calls("sales.orders", "SALES", "snowflake"), results)
-    types = {
-        "order_id": "NUMBER(38,0)",
-        "customer_id": "NUMBER(38,0)",
-        "order_status": "TEXT",
-        "amount": "FLOAT",
-        "updated_at": "TIMESTAMP_NTZ",
-    }
-    ((ok, explain),) = check_common(results, types)
+    _, ((ok, explain),) = answer_common(settings, "sales.orders", "SALES", "snowflake")
     # fakesnow implements no EXPLAIN: the tool still answers with a structured error, never a traceback
     assert ok or explain["error"] == "query_failed"
 
@@ -199,17 +208,7 @@ def test_bigquery_through_the_rest_fake(tmp_path: Path) -> None:
             settings, "shop", {**DECLARED, "order_id": "int64", "amount": "numeric", "status": "string"}
         )
 
-        server, _ = server_for(settings)
-        results = call_tools(server, common_calls("shop.orders", "shop", "bigquery"))
-        declared(server, common_calls("shop.orders", "shop", "bigquery"), results)
-        types = {
-            "order_id": "INT64",
-            "customer_id": "INT64",
-            "order_status": "STRING",
-            "amount": "FLOAT64",
-            "updated_at": "TIMESTAMP",
-        }
-        ((ok, explain),) = check_common(results, types)
+        server, ((ok, explain),) = answer_common(settings, "shop.orders", "shop", "bigquery")
         assert ok and explain["estimated_bytes_scanned"] == 3 * 5 * 8 and explain["warehouse"] == "bq"
         ok, body = call_tools(
             server,
@@ -228,14 +227,15 @@ def test_snowflake_password_from_the_environment_reaches_dagster_as_its_variable
     fakesnow_server: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`password: ${VAR}`: the resource names VAR (an EnvVar) and dagster-snowflake's connection is the one used."""
-    con = snowflake.connector.connect(account="acct", user="u", password="pw", **fakesnow_server)
-    for statement in (
-        "create database if not exists ENV_SF",
-        "create schema if not exists ENV_SF.SALES",
-        "create or replace table ENV_SF.SALES.ITEMS (ITEM_ID int)",
-    ):
-        con.cursor().execute(statement)
-    con.close()
+    fakesnow_warehouse(
+        fakesnow_server,
+        "ENV_SF",
+        (
+            "create database if not exists ENV_SF",
+            "create schema if not exists ENV_SF.SALES",
+            "create or replace table ENV_SF.SALES.ITEMS (ITEM_ID int)",
+        ),
+    )
     monkeypatch.setenv("ADE_TEST_SF_PASSWORD", "from-the-environment")
     config = tmp_path / "ade.yaml"
     config.write_text(

@@ -10,11 +10,11 @@ from typing import Any
 
 import duckdb
 import pytest
-import snowflake.connector
 
 from ade_platform.clients.warehouses import WarehouseError, warehouse_client
 from ade_platform.config import BigQueryWarehouse, DuckDBWarehouse, SnowflakeWarehouse
 from tests.fakes.bigquery import FakeBigQuery
+from tests.processes import fakesnow_warehouse
 
 pytestmark = pytest.mark.integration
 HOLD_LOCK = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); time.sleep(float(sys.argv[2])); c.close()"
@@ -138,19 +138,13 @@ def test_duckdb_timeout_no_file_access_and_missing_file(duck: Path, tmp_path: Pa
 
 @pytest.fixture
 def snowflake_wh(fakesnow_server: dict[str, Any]) -> SnowflakeWarehouse:
-    con = snowflake.connector.connect(account="acct", user="u", password="p", **fakesnow_server)
-    cur = con.cursor()
-    for statement in (
+    seed = (
         "create database if not exists CLIENTS_DB",
         "create schema if not exists CLIENTS_DB.APP",
         "create or replace table CLIENTS_DB.APP.USERS (ID int, NAME text, SCORE number(10,2), SEEN_AT timestamp_ntz)",
         "insert into CLIENTS_DB.APP.USERS values (1, 'a', 1.5, '2024-01-01 00:00:00'), (2, 'b', 2, null)",
-    ):
-        cur.execute(statement)
-    con.close()
-    return SnowflakeWarehouse(
-        type="snowflake", account="acct", user="u", password="p", database="CLIENTS_DB", **fakesnow_server
     )
+    return fakesnow_warehouse(fakesnow_server, "CLIENTS_DB", seed, password="p")
 
 
 def test_snowflake_client_snapshot_query_and_errors(snowflake_wh: SnowflakeWarehouse) -> None:

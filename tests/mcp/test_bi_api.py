@@ -20,7 +20,7 @@ from ade_platform.live import TAG_ARGUMENTS, TAG_TOOL, LiveRunner
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
-from tests.helpers import call_tool, call_tools, list_tools
+from tests.helpers import call_tool, call_tools, read_only_open_world_tools
 
 pytestmark = pytest.mark.integration
 TOOLS = {
@@ -58,12 +58,7 @@ def bi(
 
 
 def test_five_tools_read_only_open_world_with_typed_output(bi: tuple[Settings, Any, BridgeContext]) -> None:
-    tools = {t.name: t for t in list_tools(bi[1])}
-    assert set(tools) == TOOLS
-    for tool in tools.values():
-        ann = tool.annotations
-        assert ann.read_only_hint and not ann.destructive_hint and ann.idempotent_hint and ann.open_world_hint
-        assert tool.output_schema and tool.output_schema.get("properties"), tool.name
+    tools = read_only_open_world_tools(bi[1], TOOLS, idempotent=True)
     assert tools["bi_run_look"].inputSchema["properties"]["limit"]["maximum"] == 5000
     assert tools["bi_list_dashboards"].inputSchema["properties"]["tool"]["enum"] == ["looker", "metabase"]
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,13 +24,12 @@ import pytest
 from fastmcp import Client
 
 from ade_platform.config import Settings, load_settings
-from ade_platform.dev import _wait_http
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
 from mcp_bridge.http_security import SharedTokenVerifier, http_auth, http_options
 from mcp_bridge.server import build_server
+from tests.processes import ADE, free_port, mcp_over_http
 
-ADE = str(Path(sys.executable).parent / "ade")
 LONG_TOKEN = "t" * 31 + "k"  # exactly the minimum length
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
@@ -49,12 +46,6 @@ MANIFEST = {
     "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
     "nodes": {"model.p.a": {"resource_type": "model", "name": "a", "depends_on": {"nodes": []}}},
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _config(tmp_path: Path, extra: str = "") -> Path:
@@ -78,20 +69,8 @@ def gateway(tmp_path: Path) -> Iterator[tuple[str, int]]:
     cfg = _config(tmp_path)
     settings = load_settings(cfg, env={})
     StoreWriter(settings.store_root).publish("dbt_lineage_index", build_lineage_index(MANIFEST))
-    port = _free_port()
-    proc = subprocess.Popen(
-        [ADE, "mcp", "--transport", "http", "--port", str(port)],
-        env=_env(cfg),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert _wait_http(f"http://127.0.0.1:{port}/mcp", 60, proc), "the gateway did not come up"
-        yield f"http://127.0.0.1:{port}/mcp", port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with mcp_over_http(_env(cfg)) as (url, port):
+        yield url, port
 
 
 def test_rebinding_host_and_foreign_origin_are_refused(gateway: tuple[str, int]) -> None:
@@ -140,7 +119,7 @@ def test_refused_tool_calls_run_nothing(tmp_path: Path) -> None:
     import uvicorn
 
     settings = load_settings(_config(tmp_path), env={})
-    port = _free_port()
+    port = free_port()
     server = build_server(settings)
     calls: list[str] = []
 
@@ -187,7 +166,7 @@ def test_refused_tool_calls_run_nothing(tmp_path: Path) -> None:
 
 def _serve_once(cfg: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [ADE, "mcp", "--transport", "http", "--port", str(_free_port()), *args],
+        [ADE, "mcp", "--transport", "http", "--port", str(free_port()), *args],
         env=_env(cfg, **env),
         capture_output=True,
         text=True,

@@ -15,7 +15,7 @@ from ade_platform.live import TAG_ARGUMENTS, TAG_TOOL, LiveRunner
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
-from tests.helpers import call_tool, call_tools, list_tools
+from tests.helpers import assert_refused, call_tool, call_tools, read_only_open_world_tools
 from tests.mcp.shape_check import assert_declared
 
 pytestmark = pytest.mark.integration
@@ -48,12 +48,7 @@ def wh(
 
 
 def test_seven_tools_all_read_only_open_world(wh: tuple[Settings, Any, BridgeContext]) -> None:
-    tools = {t.name: t for t in list_tools(wh[1])}
-    assert set(tools) == TOOLS
-    for tool in tools.values():
-        ann = tool.annotations
-        assert ann.read_only_hint is True and ann.destructive_hint is False and ann.open_world_hint is True
-        assert tool.description and tool.output_schema is not None
+    read_only_open_world_tools(wh[1], TOOLS)
 
 
 def test_execute_bounds_rows_and_is_an_audited_run(wh: tuple[Settings, Any, BridgeContext]) -> None:
@@ -237,66 +232,27 @@ BAD = [
     ("warehouse_get_schema", {"schema_name": "a.b.c"}, "invalid_argument"),
     ("warehouse_get_schema", {"schema_name": '"unbalanced'}, "invalid_argument"),
     ("warehouse_detect_schema_drift", {"model_name": "stg_ordrs"}, "model_not_found"),
-    (
-        "warehouse_detect_schema_drift",
-        {"model_name": "orders", "manifest_path": "/etc/passwd"},
-        "path_not_allowed",
-    ),
-    (
-        "warehouse_detect_schema_drift",
-        {"model_name": "orders", "manifest_path": "dbt/missing/manifest.json"},
-        "artifact_not_found",
-    ),
-    (
-        "warehouse_check_freshness",
-        {"table_name": "raw.orders", "timestamp_column": "nope"},
-        "column_not_found",
-    ),
-    (
-        "warehouse_check_freshness",
-        {"table_name": "raw.orders", "timestamp_column": "status"},
-        "invalid_argument",
-    ),
+    ("warehouse_detect_schema_drift", {"model_name": "orders", "manifest_path": "/etc/passwd"}, "path_not_allowed"),
+    ("warehouse_detect_schema_drift", {"model_name": "orders", "manifest_path": "dbt/missing/manifest.json"}, "artifact_not_found"),
+    ("warehouse_check_freshness", {"table_name": "raw.orders", "timestamp_column": "nope"}, "column_not_found"),
+    ("warehouse_check_freshness", {"table_name": "raw.orders", "timestamp_column": "status"}, "invalid_argument"),
     ("warehouse_check_freshness", {"table_name": "raw.nope", "timestamp_column": "x"}, "table_not_found"),
-    (
-        "warehouse_check_freshness",
-        {"table_name": "orders", "timestamp_column": "_loaded_at"},
-        "invalid_argument",
-    ),
+    ("warehouse_check_freshness", {"table_name": "orders", "timestamp_column": "_loaded_at"}, "invalid_argument"),
     ("warehouse_check_freshness", {"table_name": "a.b.c.d", "timestamp_column": "x"}, "invalid_argument"),
-    (
-        "warehouse_check_freshness",
-        {"table_name": "raw.orders", "timestamp_column": "_loaded_at", "freshness_threshold_hours": -1},
-        "invalid_argument",
-    ),
+    ("warehouse_check_freshness", {"table_name": "raw.orders", "timestamp_column": "_loaded_at", "freshness_threshold_hours": -1}, "invalid_argument"),
     ("warehouse_get_query_history", {"table_pattern": "orders", "lookback_days": 31}, "invalid_argument"),
     ("warehouse_get_query_history", {"table_pattern": ""}, "invalid_argument"),
     ("warehouse_detect_duplicates", {"table_name": "main.orders", "key_columns": []}, "invalid_argument"),
-    (
-        "warehouse_detect_duplicates",
-        {"table_name": "main.orders", "key_columns": ["nope"]},
-        "column_not_found",
-    ),
-    (
-        "warehouse_detect_duplicates",
-        {"table_name": "main.orders", "key_columns": ["order_id", "ORDER_ID"]},
-        "invalid_argument",
-    ),
+    ("warehouse_detect_duplicates", {"table_name": "main.orders", "key_columns": ["nope"]}, "column_not_found"),
+    ("warehouse_detect_duplicates", {"table_name": "main.orders", "key_columns": ["order_id", "ORDER_ID"]}, "invalid_argument"),
     ("warehouse_detect_duplicates", {"table_name": "main.nope", "key_columns": ["id"]}, "table_not_found"),
-    (
-        "warehouse_detect_duplicates",
-        {"table_name": "main.orders", "key_columns": "order_id"},
-        "invalid_argument",
-    ),
+    ("warehouse_detect_duplicates", {"table_name": "main.orders", "key_columns": "order_id"}, "invalid_argument"),
     ("warehouse_explain_query", {"sql": "select 1; select 2"}, "dml_not_permitted"),
-]
+]  # fmt: skip
 
 
 def test_bad_input_of_every_kind_is_a_structured_error(wh: tuple[Settings, Any, BridgeContext]) -> None:
-    results = call_tools(wh[1], [(name, args) for name, args, _ in BAD])
-    for (name, args, code), (ok, body) in zip(BAD, results, strict=True):
-        assert not ok, (name, args, body)
-        assert body["error"] == code, (name, args, body)
+    for body in assert_refused(wh[1], BAD):
         assert body["detail"] and body["hint"], body
         assert "Traceback" not in body["detail"] and str(wh[0].home) not in body["detail"]
 

@@ -32,6 +32,20 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(10)
 
 
+def _installed(name: str, product: str) -> Path:
+    """The orchestrator's executable in its virtualenv under .tools/; the test is skipped when it is missing."""
+    executable = TOOLS / name / "bin" / name
+    if not executable.exists():
+        pytest.skip(f"{product} is not installed: run `make orchestrators`")
+    return executable
+
+
+def _started(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """The server in a process group of its own (stopped whole by _stop), its output in `log`."""
+    with log.open("w") as out:
+        return subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
 def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> float:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -50,9 +64,7 @@ def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> float:
 @pytest.fixture(scope="session")
 def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """`airflow standalone` (Airflow 3, simple auth manager, SQLite, LocalExecutor) with our DAGs."""
-    airflow = TOOLS / "airflow" / "bin" / "airflow"
-    if not airflow.exists():
-        pytest.skip("Airflow is not installed: run `make orchestrators`")
+    airflow = _installed("airflow", "Airflow")
     home = tmp_path_factory.mktemp("airflow")
     port = free_port()
     env = {
@@ -74,14 +86,7 @@ def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
     }
     log = home / "standalone.log"
     started = time.monotonic()
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(airflow), "standalone"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    proc = _started([str(airflow), "standalone"], env, log)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait(f"{url}/api/v2/version", proc, log, 900)
@@ -102,20 +107,14 @@ def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 @pytest.fixture(scope="session")
 def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """`prefect server start` (Prefect 3.4, SQLite) with flows, a deployment and failed/successful runs."""
-    prefect = TOOLS / "prefect" / "bin" / "prefect"
-    if not prefect.exists():
-        pytest.skip("Prefect is not installed: run `make orchestrators`")
+    prefect = _installed("prefect", "Prefect")
     home = tmp_path_factory.mktemp("prefect")
     port = free_port()
     env = prefect_env(home, port)
     url = env["PREFECT_API_URL"]
     log = home / "server.log"
     started = time.monotonic()
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    proc = _started([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, log)
     try:
         _wait(f"{url}/health", proc, log, 180)
         start_seconds = time.monotonic() - started

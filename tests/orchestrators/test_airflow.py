@@ -16,7 +16,7 @@ from ade_platform.live import LiveRunner
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
-from tests.helpers import call_tool, call_tools
+from tests.helpers import assert_refused, call_tool, call_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 A = {"backend": "airflow"}
@@ -130,12 +130,7 @@ ERRORS = [
 
 def test_errors(airflow_stack, airflow_server: dict[str, str]) -> None:
     server, _, _, runs, _ = airflow_stack
-    calls = [
-        (tool, {**A, **{k: runs["dbt_nightly"] if v == "@run" else v for k, v in args.items()}})
-        for tool, args, _ in ERRORS
-    ]
-    for (ok, error), (tool, _, code) in zip(call_tools(server, calls), ERRORS, strict=True):
-        assert not ok and error["error"] == code, (tool, error)
+    assert_refused(server, ERRORS, base=A, placeholders={"@run": runs["dbt_nightly"]})
     with pytest.raises(OrchestratorError) as bad_password:
         AirflowClient(airflow_server["url"], "ade", "wrong").list_dags()
     assert bad_password.value.code == "auth_failed"

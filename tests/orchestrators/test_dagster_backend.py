@@ -11,7 +11,7 @@ from ade_platform.live import LiveRunner
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
-from tests.helpers import call_tool, call_tools
+from tests.helpers import assert_refused, call_tool, call_tools
 
 pytestmark = pytest.mark.integration
 D = {"backend": "dagster"}
@@ -116,12 +116,8 @@ ERRORS = [
 
 def test_errors(dagster_stack) -> None:
     server, runs = dagster_stack
-    calls = [
-        (tool, {**D, **{k: runs["ok"] if v == "@ok" else v for k, v in args.items()}})
-        for tool, args, _ in ERRORS
-    ]
-    for (ok, error), (tool, _, code) in zip(call_tools(server, calls), ERRORS, strict=True):
-        assert not ok and error["error"] == code, (tool, error)
+    errors = assert_refused(server, ERRORS, base=D, placeholders={"@ok": runs["ok"]})
+    for error, (_, _, code) in zip(errors, ERRORS, strict=True):
         assert "Traceback" not in error["detail"]
         if code == "run_not_found":
             assert "orchestrator_get_last_run" in error["hint"]

@@ -12,7 +12,7 @@ from ade_platform.live import LiveRunner
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
-from tests.helpers import call_tool, call_tools
+from tests.helpers import assert_refused, call_tool, call_tools
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 P = {"backend": "prefect"}
@@ -87,12 +87,7 @@ ERRORS = [
 
 def test_errors(prefect_stack) -> None:
     server, _, ids = prefect_stack
-    calls = [
-        (tool, {**P, **{k: ids["failed_run"] if v == "@failed" else v for k, v in args.items()}})
-        for tool, args, _ in ERRORS
-    ]
-    for (ok, error), (tool, _, code) in zip(call_tools(server, calls), ERRORS, strict=True):
-        assert not ok and error["error"] == code, (tool, error)
+    assert_refused(server, ERRORS, base=P, placeholders={"@failed": ids["failed_run"]})
     with pytest.raises(OrchestratorError) as closed:
         PrefectClient("http://127.0.0.1:9/api").list_dags()
     assert closed.value.code == "connection_failed"

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from ade_platform.lib.orchestrator.patterns import (
+from ade_platform.lib.orchestrators.patterns import (
     MAX_ANSWER_CHARS,
     MAX_GROUP_CHARS,
     MAX_PATTERN_CHARS,
@@ -33,7 +33,7 @@ BOMBS = [
 def test_compile_bombs_are_pattern_too_complex_within_a_memory_bound() -> None:
     results = run_bounded(
         "import json\n"
-        "from ade_platform.lib.orchestrator.patterns import detect_patterns\n"
+        "from ade_platform.lib.orchestrators.patterns import detect_patterns\n"
         f"print(json.dumps(detect_patterns('a' * 100, {BOMBS!r}, timeout_seconds=5)))"
     )
     assert [r["pattern"] for r in results] == BOMBS
@@ -44,7 +44,7 @@ def test_backtracking_patterns_finish_within_a_cpu_bound() -> None:
     # No time limit to speak of: only the engine's own bound can end these.
     results = run_bounded(
         "import json\n"
-        "from ade_platform.lib.orchestrator.patterns import detect_patterns\n"
+        "from ade_platform.lib.orchestrators.patterns import detect_patterns\n"
         "log = 'x' * 200_000 + '\\n' + 'a' * 100_000 + '\\n' + ('a ' * 50_000)\n"
         "found = detect_patterns(log, ['(x+x+)+y', '(a|aa)*c', '(a+)+$b', '(\\\\w+\\\\s?)*!'], "
         "timeout_seconds=100_000)\n"

@@ -1,10 +1,10 @@
-"""ade_platform.lib.orchestrator: pattern scanning with a time limit, failure signatures, log capping, summaries."""
+"""ade_platform.lib.orchestrators: pattern scanning with a time limit, failure signatures, log capping, summaries."""
 
 from __future__ import annotations
 
-from ade_platform.lib.orchestrator.logs import cap_log, scrub_secrets
-from ade_platform.lib.orchestrator.patterns import detect_patterns, detect_signatures, failure_signature
-from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status, summarize
+from ade_platform.lib.orchestrators.logs import cap_log, scrub_secrets
+from ade_platform.lib.orchestrators.patterns import detect_patterns, detect_signatures, failure_signature
+from ade_platform.lib.orchestrators.runs import RunRecord, duration_seconds, normalize_status, summarize
 
 LOG = (
     "[2026-02-19 04:02:10] INFO - Running command: dbt run --select staging.*\n"

@@ -1,4 +1,4 @@
-"""What orchestrator_trigger_dag may start (ade_platform/lib/orchestrator/trigger_policy.py) and its settings."""
+"""What orchestrator_trigger_dag may start (ade_platform/lib/orchestrators/trigger_policy.py) and its settings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from ade_platform.clients.orchestrators import conf_schema, triggerable_dags
 from ade_platform.config import ConfigError, load_settings
-from ade_platform.lib.orchestrator.trigger_policy import (
+from ade_platform.lib.orchestrators.trigger_policy import (
     ConfRefused,
     check_conf,
     check_conf_schema,

@@ -12,7 +12,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from ade_platform.config import load_settings
-from ade_platform.lib.orchestrator.logs import cap_log, scrub_secrets
+from ade_platform.lib.orchestrators.logs import cap_log, scrub_secrets
 from ade_platform.lib.secrets import SecretScrubber, configured_secrets
 from tests.unit.bounded import run_bounded
 
@@ -121,7 +121,7 @@ def test_scrubbing_hostile_logs_is_linear_within_a_cpu_bound() -> None:
     # 16 KB of `a-` took ~10 s on the old backtracking patterns; these are 2 MB each.
     sizes = run_bounded(
         "import json\n"
-        "from ade_platform.lib.orchestrator.logs import scrub_secrets\n"
+        "from ade_platform.lib.orchestrators.logs import scrub_secrets\n"
         "hostile = ['a-' * 1_000_000, 'eyJ' * 700_000, 'a://a:' * 350_000, 'password' * 250_000,\n"
         "           '--password' * 200_000, 'Bearer ' * 300_000, 'x' * 2_000_000 + 'password=']\n"
         "print(json.dumps([len(scrub_secrets(text, ['hunter2-secret'])) for text in hostile]))"
@@ -132,7 +132,7 @@ def test_scrubbing_hostile_logs_is_linear_within_a_cpu_bound() -> None:
 def test_a_50_mb_log_is_capped_before_it_is_scrubbed_within_a_cpu_bound() -> None:
     result = run_bounded(
         "import json\n"
-        "from ade_platform.lib.orchestrator.logs import cap_log\n"
+        "from ade_platform.lib.orchestrators.logs import cap_log\n"
         "capped = cap_log('a-' * 25_000_000 + '\\npassword=hunter22\\n', max_chars=50_000)\n"
         "print(json.dumps([capped.length_chars, capped.truncated, len(capped.text), 'hunter22' in capped.text]))"
     )

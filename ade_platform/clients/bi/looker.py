@@ -20,7 +20,7 @@ from ade_platform.clients.bi.base import BiClient, BiError, LookRun, safe_error
 from ade_platform.clients.http import host_of, redirect_refused, retrying, segment
 from ade_platform.config import LookerSettings
 from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef, new_element
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
@@ -263,23 +263,13 @@ class LookerClient(BiClient):
         query_id = e.query_id or (query.id if query else None)
         if query is None and query_id:
             query = self._call(lambda: self._sdk.query(segment(query_id)))
-        info = ElementInfo(
+        info = new_element(
             id=str(e.id),
             title=e.title or e.title_text,
             type=e.type or "vis",
-            look_id=str(e.look_id) if e.look_id else None,
-            question_id=None,
-            query_id=str(query_id) if query_id else None,
-            database_id=None,
-            model=None,
-            explore=None,
-            sql=None,
-            dimensions=[],
-            measures=[],
-            columns=[],
-            tables=[],
             runnable=bool(e.look_id or query_id),
-            static_error=None,
+            look_id=str(e.look_id) if e.look_id else None,
+            query_id=str(query_id) if query_id else None,
         )
         if query is None:
             return info

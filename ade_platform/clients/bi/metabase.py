@@ -16,7 +16,7 @@ import httpx
 from ade_platform.clients.bi.base import BiClient, BiError, safe_error
 from ade_platform.clients.http import HttpClient, segment
 from ade_platform.config import MetabaseSettings
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, new_element
 from ade_platform.lib.bi.tables import Naming, table_from_name, tables_in_sql
 from ade_platform.lib.bi.tiles import TileError
 
@@ -137,23 +137,13 @@ class MetabaseClient(BiClient):
     def _element(self, dashcard: dict[str, Any]) -> ElementInfo:
         card = dashcard.get("card") or None
         card_id = dashcard.get("card_id")
-        info = ElementInfo(
+        info = new_element(
             id=str(dashcard["id"]),
             title=(card or {}).get("name"),
             type=(card or {}).get("display") or "text",
-            look_id=None,
-            question_id=str(card_id) if card_id else None,
-            query_id=None,
-            database_id=str(card["database_id"]) if card and card.get("database_id") is not None else None,
-            model=None,
-            explore=None,
-            sql=None,
-            dimensions=[],
-            measures=[],
-            columns=[],
-            tables=[],
             runnable=card_id is not None,
-            static_error=None,
+            question_id=str(card_id) if card_id else None,
+            database_id=str(card["database_id"]) if card and card.get("database_id") is not None else None,
         )
         if card is None:
             virtual = (dashcard.get("visualization_settings") or {}).get("virtual_card") or {}

@@ -21,7 +21,7 @@ from ade_platform.clients.orchestrators.base import (
     dbt_command_of,
     upstream_error,
 )
-from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
+from ade_platform.lib.orchestrators.runs import RunRecord, duration_seconds, normalize_status
 
 PAGE = 100
 MAX_LOG_TRIES = 10

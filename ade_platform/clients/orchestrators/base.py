@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol
 from typing_extensions import TypedDict
 
 from ade_platform.lib.errors import CodedError
-from ade_platform.lib.orchestrator.runs import RunRecord, Status
+from ade_platform.lib.orchestrators.runs import RunRecord, Status
 
 ERROR_CODES = (
     "auth_failed",

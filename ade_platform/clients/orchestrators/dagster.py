@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ade_platform.clients.orchestrators.base import DagInfo, OrchestratorError, TaskInfo, TaskRecord
-from ade_platform.lib.orchestrator.runs import RunRecord, duration_seconds, normalize_status
+from ade_platform.lib.orchestrators.runs import RunRecord, duration_seconds, normalize_status
 from ade_platform.lib.redact import redact_arguments
 
 MAX_JOBS_SCANNED = 5000

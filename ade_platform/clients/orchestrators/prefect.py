@@ -22,7 +22,7 @@ from ade_platform.clients.orchestrators.base import (
     TaskRecord,
     upstream_error,
 )
-from ade_platform.lib.orchestrator.runs import RunRecord, normalize_status
+from ade_platform.lib.orchestrators.runs import RunRecord, normalize_status
 
 PAGE = 200  # the server's default maximum page size
 MAX_LOG_LINES = 20_000

@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from ade_platform.clients.orchestrators.base import OrchestratorClient, OrchestratorError
-from ade_platform.lib.orchestrator.logs import cap_log
-from ade_platform.lib.orchestrator.patterns import failure_signature
+from ade_platform.lib.orchestrators.logs import cap_log
+from ade_platform.lib.orchestrators.patterns import failure_signature
 
 MAX_SIGNATURES_PER_DAG = 5
 MAX_UNTRACKED_DAGS = 100

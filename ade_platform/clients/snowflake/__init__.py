@@ -44,22 +44,18 @@ def open_client(settings: Settings, name: str | None = None) -> SnowRunner:
     if section is None:
         raise SnowflakeError("SNOWFLAKE_NOT_CONFIGURED", "no snowflake section is configured")
     defaults = section.defaults
-    cli = SnowCli(
-        connection=name if name is not None else section.connection,
-        cli_path=section.cli_path,
-        config_file=str(section.config_file) if section.config_file else None,
-        timeout=float(section.timeout_seconds),
-        database=defaults.database,
-        schema=defaults.schema_name if defaults.database else None,
-        role=defaults.role,
-        warehouse=defaults.warehouse,
-    )
-    if section.transport != "connector":
-        return cli
-    return SnowConnector(
-        connection=cli.connection, config_file=cli.config_file, timeout=cli.timeout, database=cli.database,
-        schema=cli.schema, role=cli.role, warehouse=cli.warehouse,
-    )  # fmt: skip
+    context: dict[str, Any] = {
+        "connection": name if name is not None else section.connection,
+        "config_file": str(section.config_file) if section.config_file else None,
+        "timeout": float(section.timeout_seconds),
+        "database": defaults.database,
+        "schema": defaults.schema_name if defaults.database else None,
+        "role": defaults.role,
+        "warehouse": defaults.warehouse,
+    }
+    if section.transport == "connector":
+        return SnowConnector(**context)
+    return SnowCli(cli_path=section.cli_path, **context)
 
 
 def policy_from_settings(section: Any) -> GuardPolicy:

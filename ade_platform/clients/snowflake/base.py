@@ -4,8 +4,24 @@ they refuse before anything runs, and how a failure's message maps to an error c
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ade_platform.lib.snowflake.errors import SnowflakeError
+
+
+@dataclass(frozen=True)
+class SnowContext:
+    """A snow connection name (None: the configuration's default) and the context its statements run in: what
+    both transports are pinned to."""
+
+    connection: str | None = None
+    config_file: str | None = None
+    timeout: float = 60.0
+    database: str | None = None
+    schema: str | None = None
+    role: str | None = None
+    warehouse: str | None = None
+
 
 # A snow CLI client command starts a statement: after optional whitespace and comments, a '!'.
 _CLIENT_COMMAND = re.compile(r"(^|[\n;]|\*/)\s*!", re.M)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
+from ade_platform.clients.snowflake.base import SnowContext, check_statement_text, classify_failure
 from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
 
@@ -75,17 +75,10 @@ def locate(cli_path: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class SnowCli:
+class SnowCli(SnowContext):
     """One connection of the user's snow configuration, pinned to a context. Implements SnowRunner."""
 
-    connection: str | None = None
     cli_path: str | None = None
-    config_file: str | None = None
-    timeout: float = 60.0
-    database: str | None = None
-    schema: str | None = None
-    role: str | None = None
-    warehouse: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
 
     def pinned(self, database: str | None, schema: str | None) -> SnowCli:

@@ -33,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ade_platform.clients.snowflake.base import check_statement_text, classify_failure
+from ade_platform.clients.snowflake.base import SnowContext, check_statement_text, classify_failure
 from ade_platform.lib.snowflake.errors import CliFailure
 from ade_platform.lib.snowflake.objects import ObjectKind, ObjectName, quote_ident
 
@@ -199,16 +199,9 @@ class SqlRunner:
 
 
 @dataclass(frozen=True)
-class SnowConnector(SqlRunner):
+class SnowConnector(SnowContext, SqlRunner):
     """A SnowRunner on the session of one snow connection name, pinned to a database/schema context."""
 
-    connection: str | None = None
-    config_file: str | None = None
-    timeout: float = 60.0
-    database: str | None = None
-    schema: str | None = None
-    role: str | None = None
-    warehouse: str | None = None
     _session: Session | None = field(default=None, compare=False, repr=False)
 
     def session(self, purpose: str = ANSWERS) -> Session:

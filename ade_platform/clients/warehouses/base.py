@@ -14,7 +14,7 @@ from typing import Any
 
 from ade_platform.lib.errors import CodedError
 from ade_platform.lib.redact import strip_sql_literals
-from ade_platform.lib.warehouse.schema import ColumnRow, build_snapshot
+from ade_platform.lib.warehouse.schema import ColumnRow, build_snapshot, only_table, schema_dot_name
 
 HISTORY_TEXT_CHARS = 500
 _QUOTED = re.compile(r"'([^']*)'")
@@ -55,30 +55,20 @@ def resolved_table(rows: Sequence[Sequence[Any]], parts: Sequence[str], warehous
         found.setdefault((cat, schema, table), []).append(
             {"name": column, "type": dtype, "nullable": nullable in ("YES", True), "position": position}
         )
-    name = ".".join(parts)
-    if not found:
-        raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{warehouse}'")
-    if len(found) > 1:
-        options = ", ".join(".".join(k[1:]) for k in sorted(found))
-        raise WarehouseError(
-            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
-        )
-    ((key, columns),) = found.items()
+    key, columns = only_table(
+        sorted(found.items()),
+        ".".join(parts),
+        f"in warehouse '{warehouse}'",
+        lambda item: ".".join(item[0][1:]),
+        WarehouseError,
+    )
     return ResolvedTable(parts=key, columns=columns)
 
 
 def described_table(rows: Sequence[ColumnRow], parts: Sequence[str], warehouse: str) -> dict[str, Any]:
     """Exactly one snapshot-shaped table from the column rows of a single-table catalog query."""
     tables = build_snapshot(warehouse, "", rows)["tables"]
-    name = ".".join(parts)
-    if not tables:
-        raise WarehouseError("table_not_found", f"no table {name!r} in warehouse '{warehouse}'")
-    if len(tables) > 1:
-        options = ", ".join(f"{t['schema']}.{t['name']}" for t in tables[:10])
-        raise WarehouseError(
-            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
-        )
-    return tables[0]
+    return only_table(tables, ".".join(parts), f"in warehouse '{warehouse}'", schema_dot_name, WarehouseError)
 
 
 def jsonable(value: Any) -> Any:

@@ -50,6 +50,14 @@ limit @max_rows
 """
 
 
+def _column_row(r: dict[str, Any]) -> ColumnRow:
+    """One row of _COLUMNS_SQL as a ColumnRow."""
+    return ColumnRow(
+        r["table_catalog"], r["table_schema"], r["table_name"], r["table_type"], r["column_name"],
+        r["data_type"], r["is_nullable"] == "YES", r["ordinal_position"], r.get("column_default"),
+    )  # fmt: skip
+
+
 class BigQueryClient(WarehouseClient):
     type = "bigquery"
 
@@ -236,47 +244,35 @@ class BigQueryClient(WarehouseClient):
         project = self.settings.project
         for dataset in self._datasets():
             result = self.query(_COLUMNS_SQL.format(project=project, dataset=dataset))
-            for r in result.rows:
-                rows.append(
-                    ColumnRow(
-                        r["table_catalog"], r["table_schema"], r["table_name"], r["table_type"], r["column_name"],
-                        r["data_type"], r["is_nullable"] == "YES", r["ordinal_position"], r.get("column_default"),
-                    )
-                )  # fmt: skip
+            rows.extend(_column_row(r) for r in result.rows)
         return rows
 
-    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
-        # The same INFORMATION_SCHEMA view the snapshots read (tables.get spells types the legacy way).
+    def _qualified(self, parts: Sequence[str]) -> tuple[Sequence[str], str, str, str]:
+        """A table name as given (a lone table needs exactly one configured dataset) -> (parts, project,
+        dataset, table)."""
         if len(parts) == 1:
             datasets = self.settings.datasets
             if len(datasets) != 1:
                 raise WarehouseError("invalid_argument", "qualify the table with its dataset: dataset.table")
             parts = (datasets[0], parts[0])
         project, dataset, table = (self.settings.project, *parts) if len(parts) == 2 else tuple(parts)
+        return parts, project, dataset, table
+
+    def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
+        # The same INFORMATION_SCHEMA view the snapshots read (tables.get spells types the legacy way).
+        parts, project, dataset, table = self._qualified(parts)
         if not all(_NAME.match(p) for p in (project, dataset)):
             raise WarehouseError("invalid_argument", f"{'.'.join(parts)!r} is not a BigQuery table name")
         sql = _COLUMNS_SQL.format(project=project, dataset=dataset).replace(
             "order by", "where lower(c.table_name) = lower(@t)\norder by"
         )
         result = self.query(sql, params={"t": table})
-        rows = [
-            ColumnRow(
-                r["table_catalog"], r["table_schema"], r["table_name"], r["table_type"], r["column_name"],
-                r["data_type"], r["is_nullable"] == "YES", r["ordinal_position"], r.get("column_default"),
-            )
-            for r in result.rows
-        ]  # fmt: skip
-        return described_table(rows, parts, self.name)
+        return described_table([_column_row(r) for r in result.rows], parts, self.name)
 
     def resolve_table(self, parts: Sequence[str]) -> ResolvedTable:
         from google.api_core import exceptions as gexc
 
-        if len(parts) == 1:
-            datasets = self.settings.datasets
-            if len(datasets) != 1:
-                raise WarehouseError("invalid_argument", "qualify the table with its dataset: dataset.table")
-            parts = (datasets[0], parts[0])
-        project, dataset, table = (self.settings.project, *parts) if len(parts) == 2 else tuple(parts)
+        parts, project, dataset, table = self._qualified(parts)
         try:
             found = self.client().get_table(
                 f"{project}.{dataset}.{table}", retry=self._retry(), timeout=self.timeout

@@ -48,29 +48,30 @@ MAX_IDLE_HOSTS = 4  # started instances kept between calls (one per concurrent c
 SWEEP_SECONDS = 0.025
 _HOME = "memory"  # each host's own (empty) in-memory catalog, current while no file is attached
 _RESERVED = frozenset({"memory", "system", "temp", "main"})
-_COLUMNS_SQL = """
+# The columns of a ColumnRow, with their table's type; each query below adds its filter and order.
+_SELECT_COLUMNS = """
 select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
        c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length,
        c.numeric_precision, c.numeric_scale
 from information_schema.columns c
 join information_schema.tables t
   on t.table_catalog = c.table_catalog and t.table_schema = c.table_schema and t.table_name = c.table_name
-where c.table_catalog = current_database()
+"""
+_COLUMNS_SQL = (
+    _SELECT_COLUMNS
+    + """where c.table_catalog = current_database()
 order by c.table_schema, c.table_name, c.ordinal_position
 """
-_TABLE_COLUMNS_SQL = """
-select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
-       c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length,
-       c.numeric_precision, c.numeric_scale
-from information_schema.columns c
-join information_schema.tables t
-  on t.table_catalog = c.table_catalog and t.table_schema = c.table_schema and t.table_name = c.table_name
-where lower(c.table_name) = lower($t)
+)
+_TABLE_COLUMNS_SQL = (
+    _SELECT_COLUMNS
+    + """where lower(c.table_name) = lower($t)
   and ($s is null or lower(c.table_schema) = lower($s))
   and (($d is null and c.table_catalog = current_database()) or lower(c.table_catalog) = lower($d))
   and lower(c.table_schema) not in ('information_schema', 'pg_catalog')
 order by c.table_catalog, c.table_schema, c.ordinal_position
 """
+)
 
 
 class _Watchdog:
@@ -163,11 +164,6 @@ def _close_hosts(hosts: list[_Host]) -> None:
 
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
-
-
-def _is_lock_conflict(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return "lock" in text and ("conflicting" in text or "could not set lock" in text)
 
 
 class DuckDBClient(WarehouseClient):
@@ -321,23 +317,18 @@ class DuckDBClient(WarehouseClient):
     def _attach(self, con: Any) -> None:
         import duckdb
 
-        deadline = time.monotonic() + self.lock_retry
-        delay = 0.05
-        while True:
-            try:
-                con.execute(f"ATTACH $path AS {self._alias} (READ_ONLY)", {"path": str(self.path)})
-                con.execute(f"USE {self._alias}")
-                return
-            except duckdb.Error as exc:
-                if _is_lock_conflict(exc) and time.monotonic() < deadline:
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.5)
-                    continue
-                if _is_lock_conflict(exc):
-                    raise WarehouseError("connection_failed", self._locked_detail()) from None
-                raise WarehouseError(
-                    "connection_failed", f"cannot open warehouse '{self.name}': {safe_message(str(exc))}"
-                ) from None
+        def attach() -> None:
+            con.execute(f"ATTACH $path AS {self._alias} (READ_ONLY)", {"path": str(self.path)})
+            con.execute(f"USE {self._alias}")
+
+        try:
+            file_lock.retry_on_lock_conflict(attach, self.lock_retry)
+        except file_lock.LockTimeout:
+            raise WarehouseError("connection_failed", self._locked_detail()) from None
+        except duckdb.Error as exc:
+            raise WarehouseError(
+                "connection_failed", f"cannot open warehouse '{self.name}': {safe_message(str(exc))}"
+            ) from None
 
     def _run(
         self, con: Any, sql: str, params: Any = None, max_rows: int | None = None

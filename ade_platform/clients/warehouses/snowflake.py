@@ -208,44 +208,39 @@ class SnowflakeClient(WarehouseClient):
             return name
         return '"' + name.replace('"', '""') + '"'
 
-    def column_rows(self) -> list[ColumnRow]:
-        db = self._db_ref(self._database())
+    def _columns(
+        self, db: str, where: str, order: str, params: dict[str, Any] | None = None
+    ) -> list[ColumnRow]:
+        """ColumnRows from one database's INFORMATION_SCHEMA (its own schema left out), filtered and ordered."""
         sql = (
             "select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, "
             "c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length, "
             "c.numeric_precision, c.numeric_scale "
             f"from {db}.information_schema.columns c left join {db}.information_schema.tables t "
             "on t.table_schema = c.table_schema and t.table_name = c.table_name "
-            "where c.table_schema <> 'INFORMATION_SCHEMA' "
-            "order by c.table_schema, c.table_name, c.ordinal_position"
+            f"where {where}c.table_schema <> 'INFORMATION_SCHEMA' order by {order}"
         )
-        _, rows, _ = self._execute(sql)
+        _, rows, _ = self._execute(sql, params)
         return [
             ColumnRow(cat, schema, table, ttype, col, _full_type(dtype, prec, scale), nullable == "YES", pos,
                       default, cml, prec, scale)
             for cat, schema, table, ttype, col, dtype, nullable, pos, default, cml, prec, scale in rows
         ]  # fmt: skip
 
+    def column_rows(self) -> list[ColumnRow]:
+        db = self._db_ref(self._database())
+        return self._columns(db, "", "c.table_schema, c.table_name, c.ordinal_position")
+
     def describe_table(self, parts: Sequence[str]) -> dict[str, Any]:
         *prefix, table = parts
         schema = prefix[-1] if prefix else None
         db = self._db_ref(prefix[0] if len(prefix) == 2 else self._database())
-        sql = (
-            "select c.table_catalog, c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type, "
-            "c.is_nullable, c.ordinal_position, c.column_default, c.character_maximum_length, "
-            "c.numeric_precision, c.numeric_scale "
-            f"from {db}.information_schema.columns c left join {db}.information_schema.tables t "
-            "on t.table_schema = c.table_schema and t.table_name = c.table_name "
-            "where upper(c.table_name) = upper(%(t)s) and (%(s)s is null or upper(c.table_schema) = upper(%(s)s)) "
-            "and c.table_schema <> 'INFORMATION_SCHEMA' "
-            "order by c.table_schema, c.ordinal_position"
+        columns = self._columns(
+            db,
+            "upper(c.table_name) = upper(%(t)s) and (%(s)s is null or upper(c.table_schema) = upper(%(s)s)) and ",
+            "c.table_schema, c.ordinal_position",
+            {"t": table, "s": schema},
         )
-        _, rows, _ = self._execute(sql, {"t": table, "s": schema})
-        columns = [
-            ColumnRow(cat, sch, tab, ttype, col, _full_type(dtype, prec, scale), nullable == "YES", pos,
-                      default, cml, prec, scale)
-            for cat, sch, tab, ttype, col, dtype, nullable, pos, default, cml, prec, scale in rows
-        ]  # fmt: skip
         return described_table(columns, parts, self.name)
 
     def resolve_table(self, parts: Sequence[str]) -> ResolvedTable:

@@ -7,24 +7,15 @@ everything checks the dashboards against the warehouse it just built.
 """
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from dagster import (
-    AssetCheckResult,
-    AssetCheckSeverity,
-    AssetCheckSpec,
-    AssetExecutionContext,
-    AssetKey,
-    DataVersion,
-    Failure,
-    MaterializeResult,
-    MetadataValue,
-    asset,
-)
+import dagster as dg
 
 from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.store_results import stored_result
 from ade_platform.lib.bi.inventory import collect_health, collect_inventory, tiles_with_status
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.store import SnapshotNotFound
@@ -32,10 +23,20 @@ from ade_platform.store import SnapshotNotFound
 GROUP = "bi"
 BROKEN_CHECK = "no_broken_tiles"
 EMPTY_CHECK = "no_empty_tiles"
+T = TypeVar("T")
 
 
-def _fail(exc: BiError) -> Failure:
-    return Failure(description=f"{exc.code}: {exc.detail}")
+def _from_tool(settings: Settings, tool: str, collect: Callable[[Any], T]) -> T:
+    """What `collect` gathers through a client of the tool, closed after; a BI failure fails the run with its
+    code and detail."""
+    try:
+        client = open_client(settings, tool)
+        try:
+            return collect(client)
+        finally:
+            client.close()
+    except BiError as exc:
+        raise dg.Failure(description=f"{exc.code}: {exc.detail}") from None
 
 
 def _tile_table(tiles: list[dict[str, Any]]) -> str:
@@ -48,8 +49,8 @@ def _tile_table(tiles: list[dict[str, Any]]) -> str:
     return "| dashboard | tile | error |\n|---|---|---|\n" + "\n".join(rows)
 
 
-def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey]) -> Any:
-    @asset(
+def inventory_asset_def(tool: str, settings: Settings, upstream: list[dg.AssetKey]) -> Any:
+    @dg.asset(
         name=inventory_asset(tool),
         group_name=GROUP,
         deps=upstream,
@@ -60,44 +61,36 @@ def inventory_asset_def(tool: str, settings: Settings, upstream: list[AssetKey])
         "sql_table_name). bi_list_dashboards and bi_get_dashboard_elements answer from it; cross-stack lineage "
         "reads its tables.",
     )
-    def bi_inventory(context: AssetExecutionContext) -> MaterializeResult:
+    def bi_inventory(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store: StoreResource = context.resources.store
-        try:
-            client = open_client(settings, tool)
-            try:
-                data = collect_inventory(client)
-            finally:
-                client.close()
-        except BiError as exc:
-            raise _fail(exc) from None
+        data = _from_tool(settings, tool, collect_inventory)
         prov = store.writer().publish(
             inventory_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
         )
         elements = [e for d in data["dashboards"] for e in d["elements"]]
         tables = sorted({t["relation"] for e in elements for t in e["tables"]})
-        return MaterializeResult(
-            metadata={
+        return stored_result(
+            prov,
+            {
                 "dashboards": len(data["dashboards"]),
                 "elements": len(elements),
-                "tables_read": MetadataValue.json(tables),
-                "store_version": prov.version,
+                "tables_read": dg.MetadataValue.json(tables),
             },
-            data_version=DataVersion(prov.data_version),
         )
 
     return bi_inventory
 
 
 def health_asset_def(tool: str, settings: Settings) -> Any:
-    @asset(
+    @dg.asset(
         name=health_asset(tool),
         group_name=GROUP,
-        deps=[AssetKey(inventory_asset(tool))],
+        deps=[dg.AssetKey(inventory_asset(tool))],
         kinds={tool},
         required_resource_keys={"store"},
         check_specs=[
-            AssetCheckSpec(BROKEN_CHECK, asset=health_asset(tool), description="No tile fails to run."),
-            AssetCheckSpec(
+            dg.AssetCheckSpec(BROKEN_CHECK, asset=health_asset(tool), description="No tile fails to run."),
+            dg.AssetCheckSpec(
                 EMPTY_CHECK, asset=health_asset(tool), description="No tile renders without rows."
             ),
         ],
@@ -105,55 +98,51 @@ def health_asset_def(tool: str, settings: Settings) -> Any:
         "per-tile timeout): per dashboard ok / error, per tile ok / error / empty with its row count and error. "
         f"Checks: {BROKEN_CHECK} (error), {EMPTY_CHECK} (warning).",
     )
-    def bi_health(context: AssetExecutionContext) -> MaterializeResult:
+    def bi_health(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
         store: StoreResource = context.resources.store
         try:
             inventory = store.reader().latest(inventory_asset(tool)).data
         except SnapshotNotFound:
-            raise Failure(description=f"materialize {inventory_asset(tool)} first") from None
-        try:
-            client = open_client(settings, tool)
-            try:
-                data = collect_health(
-                    client,
-                    inventory,
-                    concurrency=settings.bi.max_concurrency,
-                    timeout=settings.bi.tile_timeout_seconds,
-                    progress=lambda d: context.log.info(f"{tool} dashboard {d} checked"),
-                )
-            finally:
-                client.close()
-        except BiError as exc:
-            raise _fail(exc) from None
+            raise dg.Failure(description=f"materialize {inventory_asset(tool)} first") from None
+        data = _from_tool(
+            settings,
+            tool,
+            lambda client: collect_health(
+                client,
+                inventory,
+                concurrency=settings.bi.max_concurrency,
+                timeout=settings.bi.tile_timeout_seconds,
+                progress=lambda d: context.log.info(f"{tool} dashboard {d} checked"),
+            ),
+        )
         prov = store.writer().publish(
             health_asset(tool), data, run_id=context.run.run_id, source={"tool": tool}
         )
         broken = tiles_with_status(data, "error")
         empty = tiles_with_status(data, "empty")
         in_error = [d["id"] for d in data["dashboards"] if d["status"] == "error"]
-        return MaterializeResult(
-            metadata={
+        return stored_result(
+            prov,
+            {
                 "dashboards": len(data["dashboards"]),
-                "dashboards_in_error": MetadataValue.json(in_error),
+                "dashboards_in_error": dg.MetadataValue.json(in_error),
                 "broken_tiles": len(broken),
                 "empty_tiles": len(empty),
-                "store_version": prov.version,
             },
             check_results=[
-                AssetCheckResult(
+                dg.AssetCheckResult(
                     check_name=BROKEN_CHECK,
                     passed=not broken,
-                    severity=AssetCheckSeverity.ERROR,
-                    metadata={"count": len(broken), "tiles": MetadataValue.md(_tile_table(broken))},
+                    severity=dg.AssetCheckSeverity.ERROR,
+                    metadata={"count": len(broken), "tiles": dg.MetadataValue.md(_tile_table(broken))},
                 ),
-                AssetCheckResult(
+                dg.AssetCheckResult(
                     check_name=EMPTY_CHECK,
                     passed=not empty,
-                    severity=AssetCheckSeverity.WARN,
-                    metadata={"count": len(empty), "tiles": MetadataValue.md(_tile_table(empty))},
+                    severity=dg.AssetCheckSeverity.WARN,
+                    metadata={"count": len(empty), "tiles": dg.MetadataValue.md(_tile_table(empty))},
                 ),
             ],
-            data_version=DataVersion(prov.data_version),
         )
 
     return bi_health

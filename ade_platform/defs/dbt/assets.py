@@ -6,24 +6,19 @@ the store."""
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dagster import (
-    AssetExecutionContext,
-    AssetKey,
-    DataVersion,
-    Failure,
-    MaterializeResult,
-    asset,
-)
+from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, asset
 from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
 
 from ade_platform.config import Settings
 from ade_platform.defs.dbt.resources import DbtCli, dbt_environment, dbt_executable
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.store_results import stored_result
+from ade_platform.lib.dbt.artifacts import ARTIFACT_FILES
 from ade_platform.lib.dbt.publish import (
     ARTIFACT_ASSETS,
     LINEAGE_INDEX_ASSET,
@@ -36,7 +31,7 @@ from ade_platform.lib.dbt.publish import (
     publish_select_star,
 )
 from ade_platform.lib.warehouse import file_lock
-from ade_platform.store import Provenance, SnapshotNotFound
+from ade_platform.store import SnapshotNotFound
 
 MODELS_GROUP = "dbt_models"
 ARTIFACTS_GROUP = "dbt_artifacts"
@@ -70,8 +65,12 @@ def build_dbt_project(settings: Settings) -> DbtProject:
     return project
 
 
-def _store_metadata(provenance: Provenance, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"store_version": provenance.version, "data_version": provenance.data_version, **(extra or {})}
+def _freshness_counts(sources: dict[str, Any]) -> dict[str, int]:
+    """How many sources a sources.json reports in each freshness status (`freshness_pass`, ...)."""
+    statuses: dict[str, int] = {}
+    for result in sources.get("results", []):
+        statuses[result.get("status", "unknown")] = statuses.get(result.get("status", "unknown"), 0) + 1
+    return {f"freshness_{k}": v for k, v in statuses.items()}
 
 
 def build_dbt_assets(settings: Settings) -> list:
@@ -136,18 +135,43 @@ def build_dbt_assets(settings: Settings) -> list:
             dbt.cli([*args, "--quiet"], target_path=target, raise_on_error=False).wait()
         return target
 
-    @asset(
-        name=ARTIFACT_ASSETS["manifest"],
-        group_name=ARTIFACTS_GROUP,
-        description="dbt manifest.json (dbt parse) in the store: the project's nodes, sources, tests, exposures.",
-        kinds={"dbt"},
-    )
-    def dbt_manifest(context: AssetExecutionContext, dbt: DbtCliResource, store: StoreResource):
-        target = run_dbt(dbt, ["parse"], "parse")
-        prov = publish_artifact(
-            store.writer(), "manifest", target / "manifest.json", run_id=context.run.run_id
+    def command_artifact(
+        kind: str,
+        command: list[str],
+        folder: str,
+        description: str,
+        deps: list[AssetKey],
+        missing: str | None = None,
+        counts: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> AssetsDefinition:
+        """The asset that runs one dbt command and publishes the artifact it writes. `missing`: why the command
+        may write none (the run fails saying so); `counts`: metadata derived from the published artifact."""
+        filename = ARTIFACT_FILES[kind]
+
+        @asset(
+            name=ARTIFACT_ASSETS[kind],
+            group_name=ARTIFACTS_GROUP,
+            deps=deps,
+            description=description,
+            kinds={"dbt"},
         )
-        return MaterializeResult(metadata=_store_metadata(prov), data_version=DataVersion(prov.data_version))
+        def artifact(context: AssetExecutionContext, dbt: DbtCliResource, store: StoreResource):
+            path = run_dbt(dbt, command, folder) / filename
+            if missing is not None and not path.exists():
+                raise Failure(f"dbt {' '.join(command)} produced no {filename}{missing}")
+            prov = publish_artifact(store.writer(), kind, path, run_id=context.run.run_id)
+            extra = counts(store.reader().get(prov.asset, prov.version).data) if counts else {}
+            return stored_result(prov, {"data_version": prov.data_version, **extra})
+
+        return artifact
+
+    dbt_manifest = command_artifact(
+        "manifest",
+        ["parse"],
+        "parse",
+        "dbt manifest.json (dbt parse) in the store: the project's nodes, sources, tests, exposures.",
+        deps=[],
+    )
 
     @asset(
         name=ARTIFACT_ASSETS["run-results"],
@@ -170,47 +194,27 @@ def build_dbt_assets(settings: Settings) -> list:
             prov = latest
         else:
             prov = publish_artifact(store.writer(), "run-results", path, run_id=context.run.run_id)
-        return MaterializeResult(metadata=_store_metadata(prov), data_version=DataVersion(prov.data_version))
+        return stored_result(prov, {"data_version": prov.data_version})
 
-    @asset(
-        name=ARTIFACT_ASSETS["catalog"],
-        group_name=ARTIFACTS_GROUP,
+    dbt_catalog = command_artifact(
+        "catalog",
+        ["docs", "generate"],
+        "docs",
+        "dbt catalog.json (dbt docs generate) in the store: the warehouse's columns and types per node.",
         deps=model_keys,
-        description="dbt catalog.json (dbt docs generate) in the store: the warehouse's columns and types per node.",
-        kinds={"dbt"},
+        missing="",
     )
-    def dbt_catalog(context: AssetExecutionContext, dbt: DbtCliResource, store: StoreResource):
-        target = run_dbt(dbt, ["docs", "generate"], "docs")
-        if not (target / "catalog.json").exists():
-            raise Failure("dbt docs generate produced no catalog.json")
-        prov = publish_artifact(store.writer(), "catalog", target / "catalog.json", run_id=context.run.run_id)
-        return MaterializeResult(metadata=_store_metadata(prov), data_version=DataVersion(prov.data_version))
-
-    source_keys = [k for k in dbt_models.dependency_keys if k not in set(model_keys)]
-
-    @asset(
-        name=ARTIFACT_ASSETS["sources"],
-        group_name=ARTIFACTS_GROUP,
-        deps=source_keys,
-        description="dbt sources.json (dbt source freshness) in the store: freshness status of every source.",
-        kinds={"dbt"},
+    # Exit code 1 is the normal answer of `dbt source freshness` when a source is stale: the artifact is what
+    # counts.
+    dbt_sources = command_artifact(
+        "sources",
+        ["source", "freshness"],
+        "freshness",
+        "dbt sources.json (dbt source freshness) in the store: freshness status of every source.",
+        deps=[k for k in dbt_models.dependency_keys if k not in set(model_keys)],
+        missing=" (no source has freshness configured?)",
+        counts=_freshness_counts,
     )
-    def dbt_sources(context: AssetExecutionContext, dbt: DbtCliResource, store: StoreResource):
-        # Exit code 1 is the normal answer when a source is stale; the artifact is what we want.
-        target = run_dbt(dbt, ["source", "freshness"], "freshness")
-        path = target / "sources.json"
-        if not path.exists():
-            raise Failure(
-                "dbt source freshness produced no sources.json (no source has freshness configured?)"
-            )
-        prov = publish_artifact(store.writer(), "sources", path, run_id=context.run.run_id)
-        statuses: dict[str, int] = {}
-        for result in store.reader().get(prov.asset, prov.version).data.get("results", []):
-            statuses[result.get("status", "unknown")] = statuses.get(result.get("status", "unknown"), 0) + 1
-        return MaterializeResult(
-            metadata=_store_metadata(prov, {f"freshness_{k}": v for k, v in statuses.items()}),
-            data_version=DataVersion(prov.data_version),
-        )
 
     @asset(
         name=LINEAGE_INDEX_ASSET,
@@ -222,9 +226,7 @@ def build_dbt_assets(settings: Settings) -> list:
     )
     def dbt_lineage_index(context: AssetExecutionContext, store: StoreResource):
         prov, stats = publish_lineage_index(store.writer(), store.reader(), run_id=context.run.run_id)
-        return MaterializeResult(
-            metadata=_store_metadata(prov, stats), data_version=DataVersion(prov.data_version)
-        )
+        return stored_result(prov, {"data_version": prov.data_version, **stats})
 
     @asset(
         name=SELECT_STAR_ASSET,
@@ -239,9 +241,7 @@ def build_dbt_assets(settings: Settings) -> list:
         prov, stats = publish_select_star(
             store.writer(), store.reader(), last_build / "manifest.json", run_id=context.run.run_id
         )
-        return MaterializeResult(
-            metadata=_store_metadata(prov, stats), data_version=DataVersion(prov.data_version)
-        )
+        return stored_result(prov, {"data_version": prov.data_version, **stats})
 
     return [
         dbt_models,

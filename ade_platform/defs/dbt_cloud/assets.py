@@ -6,11 +6,12 @@ import time
 from typing import Any
 
 import orjson
-from dagster import AssetExecutionContext, AssetKey, DataVersion, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
 from ade_platform.clients.dbt_cloud import DbtCloudClient, DbtCloudError
 from ade_platform.config import ConfigError, DbtCloudSettings, Settings
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.store_results import stored_result
 from ade_platform.lib import dbt_cloud as lib
 from ade_platform.lib.dbt.artifacts import ArtifactError, parse_artifact
 from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS, publish_lineage_index, publish_select_star
@@ -74,10 +75,7 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
             run_id=context.run.run_id,
             source={"dbt_cloud": {"account_id": section.account_id}},
         )
-        return MaterializeResult(
-            metadata={"store_version": prov.version, "jobs": len(records), "tracked": len(tracked)},
-            data_version=DataVersion(prov.data_version or prov.version),
-        )
+        return stored_result(prov, {"jobs": len(records), "tracked": len(tracked)})
 
     @asset(
         name=RUNS_ASSET,
@@ -101,14 +99,7 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
         counts: dict[str, int] = {}
         for run in runs:
             counts[run["status"]] = counts.get(run["status"], 0) + 1
-        return MaterializeResult(
-            metadata={
-                "store_version": prov.version,
-                "runs": len(runs),
-                **{f"runs_{k}": v for k, v in counts.items()},
-            },
-            data_version=DataVersion(prov.data_version or prov.version),
-        )
+        return stored_result(prov, {"runs": len(runs), **{f"runs_{k}": v for k, v in counts.items()}})
 
     @asset(
         name=FRESHNESS_ASSET,
@@ -136,10 +127,7 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
         prov = store.writer().publish(
             FRESHNESS_ASSET, {"account_id": section.account_id, "jobs": jobs}, run_id=context.run.run_id
         )
-        return MaterializeResult(
-            metadata={"store_version": prov.version, "jobs_with_freshness": len(jobs)},
-            data_version=DataVersion(prov.data_version or prov.version),
-        )
+        return stored_result(prov, {"jobs_with_freshness": len(jobs)})
 
     assets: list = [dbt_cloud_jobs, dbt_cloud_runs, dbt_cloud_freshness]
     if section.dbt_tools_job is not None:

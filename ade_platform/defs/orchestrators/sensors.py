@@ -14,8 +14,8 @@ from ade_platform.clients.orchestrators import OrchestratorError, open_client, t
 from ade_platform.config import Settings
 from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
 from ade_platform.defs.orchestrators.assets import asset_name
-from ade_platform.lib.orchestrator.logs import cap_log
-from ade_platform.lib.orchestrator.patterns import failure_signature
+from ade_platform.lib.orchestrators.logs import cap_log
+from ade_platform.lib.orchestrators.patterns import failure_signature
 from ade_platform.lib.secrets import configured_secrets
 
 SENSOR_INTERVAL_SECONDS = 120

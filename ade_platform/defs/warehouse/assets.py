@@ -12,7 +12,6 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
-    DataVersion,
     Failure,
     MaterializeResult,
     MetadataValue,
@@ -22,6 +21,7 @@ from dagster import (
 from ade_platform.clients.warehouses import WarehouseError
 from ade_platform.config import Settings
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.store_results import stored_result
 from ade_platform.defs.warehouse.resources import client_for, resource_key
 from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
 from ade_platform.lib.warehouse import drift, freshness, manifest
@@ -77,14 +77,13 @@ def schema_snapshot_asset(name: str, settings: Settings, upstream: list[AssetKey
             run_id=context.run_id,
             source={"warehouse": name, "type": wh.type, "fingerprint": data["fingerprint"]},
         )
-        return MaterializeResult(
-            metadata={
+        return stored_result(
+            prov,
+            {
                 "table_count": data["table_count"],
                 "column_count": data["column_count"],
                 "fingerprint": data["fingerprint"],
-                "store_version": prov.version,
             },
-            data_version=DataVersion(prov.data_version),
         )
 
     return warehouse_schema
@@ -182,14 +181,8 @@ def drift_report_asset(name: str, settings: Settings) -> Any:
                 "drift": MetadataValue.md(table if lines else "none"),
             },
         )
-        return MaterializeResult(
-            metadata={
-                "checked": summary["checked"],
-                "drifted": summary["drifted"],
-                "store_version": prov.version,
-            },
-            data_version=DataVersion(prov.data_version),
-            check_results=[check],
+        return stored_result(
+            prov, {"checked": summary["checked"], "drifted": summary["drifted"]}, check_results=[check]
         )
 
     return warehouse_drift
@@ -382,10 +375,6 @@ def duplicates_asset_def(name: str, settings: Settings) -> Any:
                 ),
             },
         )
-        return MaterializeResult(
-            metadata={"keys_checked": len(results), "store_version": prov.version},
-            data_version=DataVersion(prov.data_version),
-            check_results=[check],
-        )
+        return stored_result(prov, {"keys_checked": len(results)}, check_results=[check])
 
     return warehouse_duplicates

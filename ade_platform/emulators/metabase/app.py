@@ -7,6 +7,7 @@ import os
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,21 @@ def _id(request: Request, name: str = "id") -> int | None:
     except ValueError:
         return None
     return value if value > 0 else None
+
+
+def _by_id(known: Callable[[int], bool], to_json: Callable[[int], Any]) -> Callable[[Request], Response]:
+    """The endpoint of one kind of object, by the positive integer id in its path: 400 for an id that is not
+    one, 404 for one that is not `known`."""
+
+    def endpoint(request: Request) -> Response:
+        object_id = _id(request)
+        if object_id is None:
+            return _bad_id("id")
+        if not known(object_id):
+            return _not_found()
+        return JSONResponse(to_json(object_id))
+
+    return endpoint
 
 
 class MetabaseEmulator:
@@ -70,38 +86,6 @@ class MetabaseEmulator:
 
     def dashboards(self, request: Request) -> Response:
         return JSONResponse([content.dashboard_json(d, with_cards=False) for d in content.DASHBOARDS])
-
-    def dashboard(self, request: Request) -> Response:
-        dashboard_id = _id(request)
-        if dashboard_id is None:
-            return _bad_id("id")
-        if dashboard_id not in content.DASHBOARDS:
-            return _not_found()
-        return JSONResponse(content.dashboard_json(dashboard_id))
-
-    def card(self, request: Request) -> Response:
-        card_id = _id(request)
-        if card_id is None:
-            return _bad_id("id")
-        if card_id not in content.CARDS:
-            return _not_found()
-        return JSONResponse(content.card_json(card_id))
-
-    def table(self, request: Request) -> Response:
-        table_id = _id(request)
-        if table_id is None:
-            return _bad_id("id")
-        if table_id not in content.TABLES:
-            return _not_found()
-        return JSONResponse(content.table_json(table_id))
-
-    def database(self, request: Request) -> Response:
-        database_id = _id(request)
-        if database_id is None:
-            return _bad_id("id")
-        if database_id != content.DATABASE["id"]:
-            return _not_found()
-        return JSONResponse(content.DATABASE)
 
     def collections(self, request: Request) -> Response:
         return JSONResponse([content.collection_json(c) for c in content.COLLECTIONS])
@@ -181,11 +165,14 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         Route("/api/health", health),
         Route("/api/session", emu.session, methods=["POST"]),
         Route("/api/dashboard/", authed(emu.dashboards)),
-        Route("/api/dashboard/{id}", authed(emu.dashboard)),
-        Route("/api/card/{id}", authed(emu.card)),
+        Route("/api/dashboard/{id}", authed(_by_id(content.DASHBOARDS.__contains__, content.dashboard_json))),
+        Route("/api/card/{id}", authed(_by_id(content.CARDS.__contains__, content.card_json))),
         Route("/api/card/{card_id}/query", authed(emu.card_query), methods=["POST"]),
-        Route("/api/table/{id}", authed(emu.table)),
-        Route("/api/database/{id}", authed(emu.database)),
+        Route("/api/table/{id}", authed(_by_id(content.TABLES.__contains__, content.table_json))),
+        Route(
+            "/api/database/{id}",
+            authed(_by_id(lambda i: i == content.DATABASE["id"], lambda _: content.DATABASE)),
+        ),
         Route("/api/collection/", authed(emu.collections)),
     ]
 

@@ -10,21 +10,12 @@ from typing_extensions import TypedDict
 from ade_platform.lib.bi.shapes import (
     DashboardInfo,
     DashboardStatus,
+    ElementHealth,
     ElementInfo,
     TableRef,
     TileOutcome,
-    TileStatus,
 )
 from ade_platform.lib.bi.tiles import dashboard_status, first_error
-
-
-class ElementHealth(TypedDict):
-    element_id: str
-    title: str | None
-    status: TileStatus
-    row_count: int | None
-    error: str | None
-    elapsed_ms: float
 
 
 class DashboardHealth(TypedDict):

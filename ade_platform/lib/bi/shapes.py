@@ -6,7 +6,7 @@ and explores, Metabase has questions and databases).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
@@ -45,6 +45,21 @@ class ElementInfo(TypedDict):
     static_error: str | None  # an error visible without running (e.g. a field missing from the explore)
 
 
+def new_element(*, id: str, title: str | None, type: str, runnable: bool, **known: Any) -> ElementInfo:
+    """An ElementInfo with what the tool told (`known`: any other field of ElementInfo); every field it did not
+    tell is empty: null, or an empty list."""
+    element = ElementInfo(
+        id=id, title=title, type=type, look_id=None, question_id=None, query_id=None, database_id=None,
+        model=None, explore=None, sql=None, dimensions=[], measures=[], columns=[], tables=[],
+        runnable=runnable, static_error=None,
+    )  # fmt: skip
+    unknown = set(known) - set(ElementInfo.__annotations__)
+    if unknown:
+        raise TypeError(f"ElementInfo has no field {sorted(unknown)}")
+    element.update(known)  # type: ignore[typeddict-item]
+    return element
+
+
 class DashboardSummary(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     id: str
@@ -60,11 +75,17 @@ class DashboardInfo(DashboardSummary):
     elements: list[ElementInfo]
 
 
-class TileOutcome(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+# One tile's health in a dashboard health report (bi_check_dashboard_health's `elements`). No docstring: it would
+# become the description in the tool's published output schema.
+class ElementHealth(TypedDict):
     element_id: str
     title: str | None
     status: TileStatus
     row_count: int | None
     error: str | None
     elapsed_ms: float
+
+
+# What running one tile gave: its health, with room for what a tool adds.
+class TileOutcome(ElementHealth):
+    __pydantic_config__ = OPEN  # type: ignore[misc]

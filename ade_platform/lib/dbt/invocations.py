@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 import orjson
 
-from ade_platform.lib.orchestrator.logs import scrub_secrets
+from ade_platform.lib.orchestrators.logs import scrub_secrets
+from ade_platform.lib.timestamps import parse_timestamp
 
 LOG_FILE = "dbt.log"
 RUN_RESULTS = "run_results.json"
@@ -302,7 +303,7 @@ def _json_line(line: str, seen: Any) -> None:
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return  # a line cut by a concurrent write, or not dbt's
     entry: _Seen = seen(info.get("invocation_id"))
-    at = _parse_ts(info.get("ts"))
+    at = parse_timestamp(info.get("ts"))
     entry.last_at = at or entry.last_at
     node = (data.get("node_info") or {}).get("unique_id") if isinstance(data, dict) else None
     if name == "MainReportVersion":
@@ -310,7 +311,7 @@ def _json_line(line: str, seen: Any) -> None:
     elif name == "MainReportArgs":
         entry.command = entry.command or subcommand((data.get("args") or {}).get("invocation_command") or "")
     elif name == "CommandCompleted":
-        entry.finished_at = _parse_ts(data.get("completed_at")) or at
+        entry.finished_at = parse_timestamp(data.get("completed_at")) or at
         entry.success = bool(data.get("success"))
         entry.command = entry.command or subcommand(data.get("command") or "")
     elif name == "ArtifactWritten" and data.get("artifact_type") == "RunExecutionResult":
@@ -426,16 +427,6 @@ def _on_day(clock: str, modified: datetime) -> datetime:
         microsecond=int((fraction + "000000")[:6]) if fraction else 0,
     )
     return moment - timedelta(days=1) if moment > modified + timedelta(minutes=1) else moment
-
-
-def _parse_ts(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -267,22 +267,26 @@ class _Scanner:
             tuple((_ident_text(x) or "").upper() for x in (catalog, schema, name) if x is not None)
         )
         view = _snowflake_norm(name) if isinstance(name, exp.Identifier) else ""
-        if _loose(schema, "INFORMATION_SCHEMA"):
-            if not _exact(schema, "INFORMATION_SCHEMA") or view.upper() != view:
-                self.scan.add(self.scan.blockers, f"lookalike_metadata:{text}")
-                return False
-            if view in INFORMATION_SCHEMA_VIEWS:
-                return True
-            self.scan.add(self.scan.blockers, f"unlisted_metadata_view:{text}")
-            return False
-        if _loose(schema, "ACCOUNT_USAGE"):
+        # (schema it looks like, whether it really is that schema, the views allowed in it)
+        metadata_schemas = (
+            ("INFORMATION_SCHEMA", _exact(schema, "INFORMATION_SCHEMA"), INFORMATION_SCHEMA_VIEWS),
             # ACCOUNT_USAGE is only trustworthy in the shared SNOWFLAKE database; elsewhere anyone can create it.
-            if not (_exact(catalog, "SNOWFLAKE") and _exact(schema, "ACCOUNT_USAGE")) or view.upper() != view:
+            (
+                "ACCOUNT_USAGE",
+                _exact(catalog, "SNOWFLAKE") and _exact(schema, "ACCOUNT_USAGE"),
+                ACCOUNT_USAGE_VIEWS,
+            ),
+        )
+        for looks_like, genuine, allowed_views in metadata_schemas:
+            if not _loose(schema, looks_like):
+                continue
+            if not genuine or view.upper() != view:
                 self.scan.add(self.scan.blockers, f"lookalike_metadata:{text}")
-                return False
-            if view in ACCOUNT_USAGE_VIEWS:
+            elif view in allowed_views:
                 return True
-            self.scan.add(self.scan.blockers, f"unlisted_metadata_view:{text}")
+            else:
+                self.scan.add(self.scan.blockers, f"unlisted_metadata_view:{text}")
+            return False
         return False
 
     def stage(self, raw: str, relation: bool) -> None:

@@ -364,12 +364,7 @@ class _Proof:
         self.clauses(node, allowed)
         if node.args.get("order") is not None and node.args.get("limit") is not None:
             self.add("order_limit")
-        self.with_clause(node)
-        self.sources(node)
-        where = node.args.get("where")
-        self.predicate(where.this if where is not None else None)
-        having = node.args.get("having")
-        self.predicate(having.this if having is not None else None)
+        self.rows_read(node)
         group = node.args.get("group")
         if group is not None:
             for key in group.expressions:
@@ -388,6 +383,14 @@ class _Proof:
             self.add("subquery_projection")
         for projection in node.expressions:
             self.inner_projection(projection, allow_aggregate=not single_column)
+
+    def rows_read(self, select: exp.Select) -> None:
+        """What a SELECT reads and how it filters: its CTEs, row sources, WHERE and HAVING."""
+        self.with_clause(select)
+        self.sources(select)
+        for clause in ("where", "having"):
+            found = select.args.get(clause)
+            self.predicate(found.this if found is not None else None)
 
     def inner_projection(self, node: exp.Expression, *, allow_aggregate: bool) -> None:
         target = node.this if isinstance(node, exp.Alias) else node
@@ -409,12 +412,7 @@ class _Proof:
     def outer(self, select: exp.Select) -> None:
         self.visited.add(id(select))
         self.clauses(select, _OUTER_KEYS)
-        self.with_clause(select)
-        self.sources(select)
-        where = select.args.get("where")
-        self.predicate(where.this if where is not None else None)
-        having = select.args.get("having")
-        self.predicate(having.this if having is not None else None)
+        self.rows_read(select)
         if not select.expressions:
             self.add("no_projection")
         for projection in select.expressions:

@@ -130,7 +130,7 @@ def parse_name(
     match = _ARGS.match(text)
     if match and obj_kind.name in ("function", "procedure"):
         text = match.group("name")
-        raw_args = [a.strip() for a in _split_args(match.group("args")) if a.strip()]
+        raw_args = [a.strip() for a in _split_outside(match.group("args"), ",") if a.strip()]
         if not all(_ARG_TYPE.fullmatch(a) for a in raw_args):
             raise SnowflakeError("invalid_argument", "function arguments must be type names, e.g. F(NUMBER)")
         arguments = tuple(a.upper() for a in raw_args)
@@ -157,44 +157,34 @@ def parse_name(
     return ObjectName(obj_kind, db_arg or default_database, schema_arg or default_schema, name, arguments)
 
 
-def _split_args(text: str) -> list[str]:
-    """Split 'NUMBER, NUMBER(38,0)' at commas outside parentheses."""
-    args, depth, buf = [], 0, []
+def _split_outside(text: str, separator: str) -> list[str]:
+    """Split at `separator` where it stands outside parentheses and double-quoted names ('NUMBER, NUMBER(38,0)'
+    at commas, '"a.b".C' at dots)."""
+    pieces, buf, depth, quoted = [], [], 0, False
     for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            args.append("".join(buf))
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == separator and depth == 0 and not quoted:
+            pieces.append("".join(buf))
             buf = []
         else:
             buf.append(ch)
-    args.append("".join(buf))
-    return args
+    pieces.append("".join(buf))
+    return pieces
 
 
 def _parts(text: str) -> list[str]:
     """split_name keeps quoted parts' case and upper-cases everything; redo it keeping quoted case."""
     out: list[str] = []
-    for raw in _split_raw(text):
+    for raw in _split_outside(text, "."):
         raw = raw.strip()
         if len(raw) >= 2 and raw[0] == raw[-1] == '"':
             out.append(raw[1:-1].replace('""', '"'))
         else:
             out.append(raw.upper())
     return [p for p in out if p]
-
-
-def _split_raw(text: str) -> list[str]:
-    parts, buf, quoted = [], [], False
-    for ch in text:
-        if ch == '"':
-            quoted = not quoted
-        if ch == "." and not quoted:
-            parts.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-    parts.append("".join(buf))
-    return parts
 
 
 def guard_name(parts: list[str]) -> str:

@@ -20,8 +20,9 @@ import contextlib
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 SUFFIX = ".ade-lock"
 INTENT_SUFFIX = ".ade-intent"
@@ -30,6 +31,30 @@ POLL_SECONDS = 0.01  # a reader polls (flock has no timeout); writers release be
 
 class LockTimeout(Exception):
     """A writer held the file for longer than the reader would wait."""
+
+
+T = TypeVar("T")
+
+
+def retry_on_lock_conflict(open_database: Callable[[], T], seconds: float) -> T:
+    """`open_database()` (a DuckDB connect or ATTACH), tried again while DuckDB refuses it for a lock another
+    process holds without taking ours (a user's own DuckDB shell), backing off from 50 ms to 0.5 s; LockTimeout
+    after `seconds`. Any other DuckDB error is raised as it is."""
+    import duckdb  # the driver loads with the first DuckDB query, not with this module
+
+    deadline = time.monotonic() + seconds
+    delay = 0.05
+    while True:
+        try:
+            return open_database()
+        except duckdb.Error as exc:
+            text = str(exc).lower()
+            if not ("lock" in text and ("conflicting" in text or "could not set lock" in text)):
+                raise
+            if time.monotonic() >= deadline:
+                raise LockTimeout("another process holds the DuckDB file's lock") from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 def lock_path(database: Path) -> Path:

@@ -12,11 +12,13 @@ the warehouse changed without storing anything new.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ade_platform.lib.errors import CodedError
+
+T = TypeVar("T")
 
 SNAPSHOT_FORMAT = 1
 SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "main_information_schema"})
@@ -180,12 +182,28 @@ def resolve_table(
     schema = prefix[-1] if prefix else None
     database = prefix[0] if len(prefix) == 2 else None
     found = find_tables(index, name, schema, database)
+    return only_table(found, display, "in the latest schema snapshot", schema_dot_name)
+
+
+def schema_dot_name(table: dict[str, Any]) -> str:
+    return f"{table['schema']}.{table['name']}"
+
+
+def only_table(
+    found: Sequence[T],
+    name: str,
+    where: str,
+    option: Callable[[T], str],
+    error: type[CodedError] = LookupFailure,
+) -> T:
+    """The one table a name found: none is `table_not_found`, several an ambiguity the caller must qualify
+    (`invalid_argument`, naming up to ten of them by `option`)."""
     if not found:
-        raise LookupFailure("table_not_found", f"no table {display!r} in the latest schema snapshot")
+        raise error("table_not_found", f"no table {name!r} {where}")
     if len(found) > 1:
-        options = ", ".join(f"{t['schema']}.{t['name']}" for t in found[:10])
-        raise LookupFailure(
-            "invalid_argument", f"{display!r} is ambiguous ({options}); qualify it with its schema"
+        options = ", ".join(option(t) for t in found[:10])
+        raise error(
+            "invalid_argument", f"table {name!r} is ambiguous ({options}); qualify it with its schema"
         )
     return found[0]
 
