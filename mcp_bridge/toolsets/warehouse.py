@@ -34,8 +34,8 @@ from ade_platform.lib.warehouse.types import is_temporal
 from ade_platform.store import Snapshot, SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets._dbt_inputs import DbtInputs, derive
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
+from mcp_bridge.toolsets.dbt.inputs import DbtInputs, derive
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.warehouse import (
     DriftAnswer,
