@@ -18,9 +18,8 @@ from ade_platform.lib.dbt import column_lineage as col_lineage
 from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
 from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
-from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.dbt import (
     BlastRadiusAnswer,
     ColumnLineageAnswer,
@@ -86,11 +85,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
         "source freshness), materialized by Dagster into the asset store. Answers carry provenance.",
     )
-    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
-    published = deferred_schemas_of(*ANSWERS.values())
-    tools = DbtArtifactTools(ctx)
-    for name, shape in ANSWERS.items():
-        server.tool(annotations=READ_ONLY, output_schema=published[shape])(getattr(tools, name))
+    register_tools(server, DbtArtifactTools(ctx), ANSWERS, READ_ONLY)
     return server
 
 

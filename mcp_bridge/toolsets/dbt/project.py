@@ -23,9 +23,8 @@ from ade_platform.lib.dbt import project_files as pf
 from ade_platform.lib.dbt.lookup import UnresolvedNode
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
 from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
-from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.dbt import (
     ModelListAnswer,
     ModelSqlAnswer,
@@ -116,11 +115,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
         "stay inside the project root.",
     )
-    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
-    published = deferred_schemas_of(*ANSWERS.values())
-    tools = DbtProjectTools(ctx)
-    for name, shape in ANSWERS.items():
-        server.tool(annotations=READ_ONLY, output_schema=published[shape])(getattr(tools, name))
+    register_tools(server, DbtProjectTools(ctx), ANSWERS, READ_ONLY)
     return server
 
 
