@@ -85,9 +85,11 @@ def new_toolset(name: str, instructions: str) -> FastMCP:
 
 def register_tools(
     server: FastMCP, tools: Any, answers: dict[str, Any], annotations: ToolAnnotations
-) -> None:
-    """Register the methods of `tools` named in `answers` (in that order) as tools, each publishing its answer's
-    shape (a TypedDict) as output schema: derived in one pydantic pass, and only when the schema cache lacks it."""
+) -> FastMCP:
+    """The server with the methods of `tools` named in `answers` (in that order) registered as tools, each
+    publishing its answer's shape (a TypedDict) as output schema: derived in one pydantic pass, and only when
+    the schema cache lacks it."""
     published = deferred_schemas_of(*answers.values())
     for name, shape in answers.items():
         server.tool(annotations=annotations, output_schema=published[shape])(getattr(tools, name))
+    return server

@@ -33,6 +33,11 @@ from mcp_bridge.toolsets.schemas.dbt import (
     SourceFreshnessAnswer,
 )
 
+INSTRUCTIONS = (
+    "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
+    "source freshness), materialized by Dagster into the asset store. Answers carry provenance."
+)
+
 # tool -> its answer's shape, in the order the tools are registered
 ANSWERS = {
     "dbt_get_lineage": LineageAnswer,
@@ -80,13 +85,9 @@ SourcesPath = _path("sources.json")
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "dbt-artifacts",
-        "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
-        "source freshness), materialized by Dagster into the asset store. Answers carry provenance.",
+    return register_tools(
+        new_toolset("dbt-artifacts", INSTRUCTIONS), DbtArtifactTools(ctx), ANSWERS, READ_ONLY
     )
-    register_tools(server, DbtArtifactTools(ctx), ANSWERS, READ_ONLY)
-    return server
 
 
 class DbtArtifactTools:

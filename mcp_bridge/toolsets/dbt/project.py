@@ -33,6 +33,12 @@ from mcp_bridge.toolsets.schemas.dbt import (
     YamlFileAnswer,
 )
 
+INSTRUCTIONS = (
+    "Read a dbt project's files: model SQL (raw or compiled), schema YAML, dbt_project.yml, the models "
+    "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
+    "stay inside the project root."
+)
+
 # tool -> its answer's shape, in the order the tools are registered
 ANSWERS = {
     "fs_read_model_sql": ModelSqlAnswer,
@@ -109,14 +115,7 @@ def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "dbt-project",
-        "Read a dbt project's files: model SQL (raw or compiled), schema YAML, dbt_project.yml, the models "
-        "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
-        "stay inside the project root.",
-    )
-    register_tools(server, DbtProjectTools(ctx), ANSWERS, READ_ONLY)
-    return server
+    return register_tools(new_toolset("dbt-project", INSTRUCTIONS), DbtProjectTools(ctx), ANSWERS, READ_ONLY)
 
 
 class DbtProjectTools:

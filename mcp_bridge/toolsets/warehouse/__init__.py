@@ -16,12 +16,13 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset, register_tools
 from mcp_bridge.toolsets.warehouse.tools import ANSWERS, WarehouseTools
 
+INSTRUCTIONS = (
+    "Warehouse schema, drift, freshness and bounded read-only queries (DuckDB, Snowflake, BigQuery). "
+    "Schema and drift answer from Dagster's snapshots; queries run live as audited Dagster runs."
+)
+
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "warehouse",
-        "Warehouse schema, drift, freshness and bounded read-only queries (DuckDB, Snowflake, BigQuery). "
-        "Schema and drift answer from Dagster's snapshots; queries run live as audited Dagster runs.",
+    return register_tools(
+        new_toolset("warehouse", INSTRUCTIONS), WarehouseTools(ctx), ANSWERS, READ_ONLY_OPEN_WORLD
     )
-    register_tools(server, WarehouseTools(ctx), ANSWERS, READ_ONLY_OPEN_WORLD)
-    return server
