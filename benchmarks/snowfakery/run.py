@@ -92,7 +92,7 @@ def main() -> None:
     from ade_platform.lib.snowfakery.runs import RunParams, run_recipe
     from ade_platform.live import flush_all
     from mcp_bridge.server import build_server
-    from mcp_bridge.toolsets.snowfakery_service import service_from_settings
+    from mcp_bridge.toolsets.snowfakery.service import service_from_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -97,8 +97,11 @@ def measure(
     ctx = BridgeContext.from_settings(settings)
     ctx._live = LiveRunner(home / "dagster")
     live = asyncio.run(calls(build_server(settings, only="warehouse", ctx=ctx)))
-    with mock.patch("mcp_bridge.toolsets.warehouse.warehouse_client", lambda *a, **k: _Unreachable()):
-        cached = asyncio.run(calls(build_server(settings, only="warehouse", ctx=ctx)))
+    # A gateway of its own (a gateway keeps the clients it opened), whose warehouse cannot be reached.
+    offline = BridgeContext.from_settings(settings)
+    offline._live = ctx._live
+    with mock.patch("ade_platform.clients.warehouses.open_client", lambda *a, **k: _Unreachable()):
+        cached = asyncio.run(calls(build_server(settings, only="warehouse", ctx=offline)))
     ctx._live.flush()
     client.close()
     ratio = statistics.median(live) / statistics.median(cached)

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 # spec server name -> module under mcp_bridge.toolsets exposing build(ctx) -> FastMCP
 TOOLSET_MODULES: dict[str, str] = {
-    "dbt-artifacts": "dbt_artifacts",
-    "dbt-project": "dbt_project",
+    "dbt-artifacts": "dbt.artifacts",
+    "dbt-project": "dbt.project",
     "warehouse": "warehouse",
     "dbt-cloud": "dbt_cloud",
     "orchestrator": "orchestrator",

@@ -13,6 +13,7 @@ from mcp.types import ToolAnnotations
 from ade_platform import __version__
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
+from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
@@ -80,3 +81,15 @@ class Toolset(FastMCP):
 
 def new_toolset(name: str, instructions: str) -> FastMCP:
     return Toolset(name, instructions, _SCHEMA_CACHE.get())
+
+
+def register_tools(
+    server: FastMCP, tools: Any, answers: dict[str, Any], annotations: ToolAnnotations
+) -> FastMCP:
+    """The server with the methods of `tools` named in `answers` (in that order) registered as tools, each
+    publishing its answer's shape (a TypedDict) as output schema: derived in one pydantic pass, and only when
+    the schema cache lacks it."""
+    published = deferred_schemas_of(*answers.values())
+    for name, shape in answers.items():
+        server.tool(annotations=annotations, output_schema=published[shape])(getattr(tools, name))
+    return server

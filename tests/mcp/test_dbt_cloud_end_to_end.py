@@ -151,7 +151,7 @@ def assets_answer_from_dbt_cloud(
 
     from ade_platform.definitions import build_definitions
     from ade_platform.ops import materialize
-    from mcp_bridge.toolsets.dbt_artifacts import build as build_artifacts
+    from mcp_bridge.toolsets.dbt.artifacts import build as build_artifacts
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     settings = emulator.settings(extra="  dbt_tools_job: 7301\n")

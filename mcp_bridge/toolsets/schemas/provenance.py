@@ -25,6 +25,16 @@ class SnapshotRef(TypedDict):
     materialized_at: str
 
 
+class ObservationRef(TypedDict):
+    """A live observation (any agent's live read) the answer used in place of an older snapshot."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+
+    key: str
+    source: Annotated[str, Field(description="The live tool that observed it.")]
+    observed_at: str
+
+
 class Provenance(TypedDict):
     """Where the answer came from and how old it is."""
 
@@ -65,7 +75,7 @@ class Provenance(TypedDict):
     ]
     observations: NotRequired[
         Annotated[
-            list[dict[str, Any]],
+            list[ObservationRef],
             Field(
                 description="Live observations newer than the snapshot used in its place: key, source, observed_at."
             ),

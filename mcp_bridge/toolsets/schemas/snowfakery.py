@@ -1,4 +1,5 @@
-"""Output shapes of the snowfakery toolset (snowfakery spec section 8), with the spec's field names.
+"""Output shapes of the snowfakery toolset (snowfakery spec section 8), with the spec's field names, and the
+two structured inputs its tools take (a stopping criterion, an error reported back).
 
 Open to extra keys like every shape here. Locations are workspace-relative (or `<recipe_text>`, or
 `examples/...`); `line` is 1-based and null where Snowfakery does not know it. Values copied from a
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired
 
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from mcp_bridge.toolsets.schemas.snowflake import OPEN, LiveProvenance
+from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.snowflake import LiveProvenance
 
 
 class RecipeProblem(TypedDict):
@@ -317,3 +320,49 @@ class ErrorExplanations(TypedDict):
     valid: bool
     explanations: list[Explanation]
     checks: Checks
+
+
+# -- inputs ---------------------------------------------------------------------------------------------------
+class TargetNumber(BaseModel):
+    """Run until `table` holds at least `count` rows."""
+
+    table: str = Field(min_length=1, max_length=256, description="Table (object) name or nickname.")
+    count: int = Field(ge=1, description="Rows wanted in that table.")
+
+
+class ReportedLocation(BaseModel):
+    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
+    line: int | None = Field(default=None, ge=1, description="1-based line.")
+
+
+class ReportedProblem(BaseModel):
+    """One error as validate_recipe / run_recipe return it."""
+
+    kind: str | None = Field(default=None, max_length=100, description="Error kind, e.g. DataGenValueError.")
+    message: str | None = Field(default=None, max_length=5000, description="The error message.")
+    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
+    line: int | None = Field(default=None, ge=1, description="1-based line.")
+
+
+class ReportedError(ReportedProblem):
+    """An error object as the snowfakery tools return it (`kind`, `message` or `detail`, `location`,
+    `errors`); any subset will do."""
+
+    detail: str | None = Field(default=None, max_length=5000, description="The error's detail text.")
+    location: ReportedLocation | None = Field(default=None, description="{filename, line}.")
+    errors: list[ReportedProblem] | None = Field(
+        default=None, max_length=50, description="The individual errors, when there are several."
+    )
+
+    def problems(self) -> list[dict[str, Any]]:
+        if self.errors:
+            return [e.model_dump() for e in self.errors]
+        where = self.location or ReportedLocation(filename=self.filename, line=self.line)
+        return [
+            {
+                "kind": self.kind,
+                "message": self.message or self.detail,
+                "filename": where.filename or self.filename,
+                "line": where.line or self.line,
+            }
+        ]

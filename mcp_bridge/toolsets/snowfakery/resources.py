@@ -15,11 +15,12 @@ from fastmcp.exceptions import ResourceError
 from fastmcp.resources import ResourceContent, ResourceResult
 
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
+from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, example_item
 
 MARKDOWN = "text/markdown"
 
 
-def register(server: FastMCP, services: Any) -> None:
+def register(server: FastMCP, services: ServiceHolder) -> None:
     def service() -> Any:
         return services.get()
 
@@ -65,14 +66,7 @@ def register(server: FastMCP, services: Any) -> None:
         mime_type="application/json",
     )
     def examples_list() -> str:
-        examples = service().content.examples()
-        return json.dumps(
-            [
-                {"name": e.name, "description": e.description, "uri": f"snowfakery://examples/{e.name}"}
-                for e in examples
-            ],
-            indent=2,
-        )
+        return json.dumps([example_item(e) for e in service().content.examples()], indent=2)
 
     @server.resource(
         "snowfakery://examples/{name*}",
@@ -133,7 +127,7 @@ def _bind(reader: Any, page: str) -> Any:
     return read
 
 
-def _artifact_reader(services: Any, name: str) -> Any:
+def _artifact_reader(services: ServiceHolder, name: str) -> Any:
     def read(run_id: str) -> Any:
         return _read(services, run_id, name)
 
@@ -141,7 +135,7 @@ def _artifact_reader(services: Any, name: str) -> Any:
     return read
 
 
-def _read(services: Any, run_id: str, name: str) -> Any:
+def _read(services: ServiceHolder, run_id: str, name: str) -> Any:
     from ade_platform.lib.snowfakery.runs import run_artifact
 
     try:

@@ -1,25 +1,16 @@
-"""snowfakery: author, validate and run Snowfakery recipes safely (the snowfakery spec, server `snowfakery`).
-
-Resource-forward: the language guide, examples and recipe JSON schema are resources, and every run's
-artifacts become `snowfakery://runs/<run_id>/...` resources (see snowfakery_resources.py); prompts are in
-snowfakery_prompts.py. Tools take `recipe_path` (relative to the workspace root, or an example URI
-`snowfakery://examples/<name>`) or `recipe_text`. Recipes never run in this process: a sandboxed child
-runs them with a timeout, output caps, no network and no environment. `run_recipe` is a live, audited
-Dagster run (recorded just after the answer, through the audit journal, unless it writes to a database
-URL: then the run happens inside it). Tool names are the spec's, prefixed `snowfakery.`.
-"""
+"""The snowfakery tools: each method of SnowfakeryTools named in TOOLS is one tool (published as
+`snowfakery.<method>`), its signature and docstring the published ones."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastmcp import FastMCP
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
+from mcp_bridge.toolsets.base import READ_ONLY
 from mcp_bridge.toolsets.schemas.snowfakery import (
     Analysis,
     Capabilities,
@@ -30,11 +21,13 @@ from mcp_bridge.toolsets.schemas.snowfakery import (
     ExampleList,
     FormatAnswer,
     MappingAnswer,
+    ReportedError,
     RunAnswer,
     SchemaAnswer,
+    TargetNumber,
     Validation,
 )
-from mcp_bridge.toolsets.snowfakery_service import ServiceHolder, failures
+from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, example_item, example_uri
 
 SANDBOXED = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False
@@ -42,6 +35,21 @@ SANDBOXED = ToolAnnotations(
 WRITES_WORKSPACE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
 )
+# tool (method) -> its MCP annotations, in the order the tools are registered
+TOOLS = {
+    "list_capabilities": READ_ONLY,
+    "list_examples": READ_ONLY,
+    "get_example": READ_ONLY,
+    "get_schema": READ_ONLY,
+    "search_docs": READ_ONLY,
+    "validate_recipe": SANDBOXED,
+    "analyze_recipe": READ_ONLY,
+    "run_recipe": WRITES_WORKSPACE,
+    "render_diagram": SANDBOXED,
+    "generate_mapping": SANDBOXED,
+    "format_recipe": READ_ONLY,
+    "explain_errors": SANDBOXED,
+}
 OutputFormat = Literal["txt", "json", "csv", "sql", "dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
 DiagramFormat = Literal["dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
 OptionValue = str | int | float | bool
@@ -69,80 +77,25 @@ PluginOptions = Annotated[
 Reps = Annotated[
     int | None, Field(ge=1, description="Repeat the recipe this many times (exclusive with target_number).")
 ]
-
-
-class TargetNumber(BaseModel):
-    """Run until `table` holds at least `count` rows."""
-
-    table: str = Field(min_length=1, max_length=256, description="Table (object) name or nickname.")
-    count: int = Field(ge=1, description="Rows wanted in that table.")
-
-
 TargetArg = Annotated[TargetNumber | None, Field(description="Stopping criterion (exclusive with reps).")]
 
 
-class ReportedLocation(BaseModel):
-    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
-    line: int | None = Field(default=None, ge=1, description="1-based line.")
+class SnowfakeryTools:
+    def __init__(self, ctx: BridgeContext):
+        self.ctx = ctx
+        self.services = ServiceHolder(ctx.settings)
 
-
-class ReportedProblem(BaseModel):
-    """One error as validate_recipe / run_recipe return it."""
-
-    kind: str | None = Field(default=None, max_length=100, description="Error kind, e.g. DataGenValueError.")
-    message: str | None = Field(default=None, max_length=5000, description="The error message.")
-    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
-    line: int | None = Field(default=None, ge=1, description="1-based line.")
-
-
-class ReportedError(ReportedProblem):
-    """An error object as the snowfakery tools return it (`kind`, `message` or `detail`, `location`,
-    `errors`); any subset will do."""
-
-    detail: str | None = Field(default=None, max_length=5000, description="The error's detail text.")
-    location: ReportedLocation | None = Field(default=None, description="{filename, line}.")
-    errors: list[ReportedProblem] | None = Field(
-        default=None, max_length=50, description="The individual errors, when there are several."
-    )
-
-    def problems(self) -> list[dict[str, Any]]:
-        if self.errors:
-            return [e.model_dump() for e in self.errors]
-        where = self.location or ReportedLocation(filename=self.filename, line=self.line)
-        return [
-            {
-                "kind": self.kind,
-                "message": self.message or self.detail,
-                "filename": where.filename or self.filename,
-                "line": where.line or self.line,
-            }
-        ]
-
-
-def build(ctx: BridgeContext) -> FastMCP:
-    from mcp_bridge.toolsets import snowfakery_prompts, snowfakery_resources
-
-    server = new_toolset(
-        "snowfakery",
-        "Author, validate and run Snowfakery recipes. Read snowfakery://schema/recipe-jsonschema, "
-        "snowfakery://docs/index and an example first; validate with snowfakery.validate_recipe; run a "
-        "small sample (reps: 1) with snowfakery.run_recipe; large outputs are snowfakery://runs/<id>/... "
-        "resources. Errors carry kind, filename and line.",
-    )
-    services = ServiceHolder(ctx.settings)
-
-    @server.tool(name=ctx.tool_name("snowfakery.list_capabilities"), annotations=READ_ONLY)
-    def list_capabilities() -> Capabilities:
+    def list_capabilities(self) -> Capabilities:
         """Snowfakery version, supported output formats, language features and this server's limits.
 
         Limits: max_reps, max_target_count, max_rows, timeout_seconds, output caps; whether database
         URLs and network access are allowed; the plugin allow-list; where docs/examples/schema come from.
         """
-        with failures(services):
-            return services.get().capabilities()
+        with self.services.scrubbed() as service:
+            return service.capabilities()
 
-    @server.tool(name=ctx.tool_name("snowfakery.list_examples"), annotations=READ_ONLY)
     def list_examples(
+        self,
         prefix: Annotated[
             str | None, Field(max_length=200, description="Only names starting with this.")
         ] = None,
@@ -151,20 +104,16 @@ def build(ctx: BridgeContext) -> FastMCP:
 
         Each has a name, a short description from its first comment block, and its resource URI.
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             examples = service.content.examples(prefix)
             return {
-                "examples": [
-                    {"name": e.name, "description": e.description, "uri": f"snowfakery://examples/{e.name}"}
-                    for e in examples
-                ],
+                "examples": [example_item(e) for e in examples],
                 "count": len(examples),
                 "source": service.content.source("examples"),
             }
 
-    @server.tool(name=ctx.tool_name("snowfakery.get_example"), annotations=READ_ONLY)
     def get_example(
+        self,
         name: Annotated[
             str, Field(min_length=1, max_length=300, description="Example name from list_examples.")
         ],
@@ -174,8 +123,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         Run it as is with run_recipe(recipe_path="snowfakery://examples/<name>") so that its include
         files and datasets resolve.
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             example = service.content.example(name)
             if example is None:
                 raise SnowfakeryError("example_not_found", f"no example named {name!r}")
@@ -183,36 +131,34 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "name": example.name,
                 "description": example.description,
                 "recipe_text": example.path.read_text(encoding="utf-8"),
-                "uri": f"snowfakery://examples/{example.name}",
+                "uri": example_uri(example.name),
                 "provenance": {
                     "source": service.content.source("examples"),
                     "path": f"examples/{example.relative}",
                 },
             }
 
-    @server.tool(name=ctx.tool_name("snowfakery.get_schema"), annotations=READ_ONLY)
-    def get_schema() -> SchemaAnswer:
+    def get_schema(self) -> SchemaAnswer:
         """The recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             return {
                 "schema": service.content.schema,
                 "uri": "snowfakery://schema/recipe-jsonschema",
                 "source": service.content.source("schema"),
             }
 
-    @server.tool(name=ctx.tool_name("snowfakery.search_docs"), annotations=READ_ONLY)
     def search_docs(
+        self,
         query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
         limit: Annotated[int, Field(ge=1, le=20, description="Most results to return.")] = 5,
     ) -> DocSearch:
         """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI."""
-        with failures(services):
-            results = services.get().content.search(query, limit)
+        with self.services.scrubbed() as service:
+            results = service.content.search(query, limit)
             return {"query": query, "results": results, "count": len(results)}
 
-    @server.tool(name=ctx.tool_name("snowfakery.validate_recipe"), annotations=SANDBOXED)
     def validate_recipe(
+        self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         strict_mode: Annotated[
@@ -230,8 +176,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         Returns valid, errors [{kind, message, filename, line}] and warnings. Also reports recipes the
         server refuses to run (plugins outside the allow-list, features that need a Salesforce org).
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             return service.validate(
                 source,
@@ -241,8 +186,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 plugin_options=plugin_options,
             )
 
-    @server.tool(name=ctx.tool_name("snowfakery.analyze_recipe"), annotations=READ_ONLY)
-    def analyze_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> Analysis:
+    def analyze_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> Analysis:
         """What a recipe will generate, from its YAML alone (nothing runs).
 
         tables (fields, nicknames, counts, parents), relationships (reference, random_reference, friend,
@@ -250,12 +194,11 @@ def build(ctx: BridgeContext) -> FastMCP:
         macros, includes and estimated_risk flags (very_high_count, multiplying_counts, dynamic_count,
         dataset_sized, include problems), each with filename and line.
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             return service.analyze(service.source(recipe_path, recipe_text))
 
-    @server.tool(name=ctx.tool_name("snowfakery.run_recipe"), annotations=WRITES_WORKSPACE)
     def run_recipe(
+        self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         options: Options = None,
@@ -335,8 +278,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         from ade_platform.lib.snowfakery.runs import RunParams, prepare_run
         from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             if validate_only:
                 verdict = service.validate(source, options=options, plugin_options=plugin_options)
@@ -375,7 +317,7 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "update_input_file": update_input_file,
             }
             plan = prepare_run(service, source, params)  # refused requests never start a run
-            live = ctx.live().run(
+            value, provenance = self.ctx.live_call(
                 "snowfakery.run_recipe",
                 lambda: execute(service, source, params, plan),
                 arguments=audit,
@@ -384,13 +326,13 @@ def build(ctx: BridgeContext) -> FastMCP:
                 # fast path (journaled intent, audit run recorded after the answer); a database is outside
                 effects="external" if dburl else "workspace",
             )
-            answer = {**live.value, "provenance": live.stamp()}
+            answer = {**value, "provenance": provenance}
             if update_input_file:
                 answer["update_input_file"] = service.workspace.display(plan["update_input"])
             return answer
 
-    @server.tool(name=ctx.tool_name("snowfakery.render_diagram"), annotations=SANDBOXED)
     def render_diagram(
+        self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         format: Annotated[
@@ -408,8 +350,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         from ade_platform.lib.snowfakery.runs import RunParams
         from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             params = RunParams(
                 reps=reps,
@@ -429,8 +370,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "resources": answer["resources"],
             }
 
-    @server.tool(name=ctx.tool_name("snowfakery.generate_mapping"), annotations=SANDBOXED)
     def generate_mapping(
+        self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         load_declarations_paths: Annotated[
@@ -446,8 +387,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         from ade_platform.lib.snowfakery.runs import RunParams
         from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             params = RunParams(
                 reps=1,
@@ -467,18 +407,16 @@ def build(ctx: BridgeContext) -> FastMCP:
                 "resources": answer["resources"],
             }
 
-    @server.tool(name=ctx.tool_name("snowfakery.format_recipe"), annotations=READ_ONLY)
-    def format_recipe(recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> FormatAnswer:
+    def format_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> FormatAnswer:
         """Re-indent a recipe in one stable style, keeping comments; the data it describes never changes.
 
         Returns formatted_text and changed (nothing is written; notes say why a recipe was left as is).
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             return service.format(service.source(recipe_path, recipe_text))
 
-    @server.tool(name=ctx.tool_name("snowfakery.explain_errors"), annotations=SANDBOXED)
     def explain_errors(
+        self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         error: Annotated[
@@ -499,8 +437,7 @@ def build(ctx: BridgeContext) -> FastMCP:
         before, after}: the edit to make. Derived from Snowfakery's own error metadata and the recipe
         schema; no model is consulted.
         """
-        with failures(services):
-            service = services.get()
+        with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             if isinstance(error, str):
                 reported = [{"message": error}]
@@ -512,7 +449,3 @@ def build(ctx: BridgeContext) -> FastMCP:
                 options=options,
                 plugin_options=plugin_options,
             )
-
-    snowfakery_resources.register(server, services)
-    snowfakery_prompts.register(server)
-    return server

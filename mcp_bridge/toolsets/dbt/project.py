@@ -21,12 +21,10 @@ from pydantic import Field
 
 from ade_platform.lib.dbt import project_files as pf
 from ade_platform.lib.dbt.lookup import UnresolvedNode
-from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets._dbt_inputs import DbtInputs, as_result, derive
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
-from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
+from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
 from mcp_bridge.toolsets.schemas.dbt import (
     ModelListAnswer,
     ModelSqlAnswer,
@@ -34,6 +32,21 @@ from mcp_bridge.toolsets.schemas.dbt import (
     ReferencesAnswer,
     YamlFileAnswer,
 )
+
+INSTRUCTIONS = (
+    "Read a dbt project's files: model SQL (raw or compiled), schema YAML, dbt_project.yml, the models "
+    "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
+    "stay inside the project root."
+)
+
+# tool -> its answer's shape, in the order the tools are registered
+ANSWERS = {
+    "fs_read_model_sql": ModelSqlAnswer,
+    "fs_read_schema_yaml": YamlFileAnswer,
+    "fs_list_models": ModelListAnswer,
+    "fs_read_project_config": ProjectConfigAnswer,
+    "fs_find_models_referencing": ReferencesAnswer,
+}
 
 ModelName = Annotated[
     str,
@@ -48,10 +61,29 @@ Filter = Annotated[str | None, Field(max_length=256)]
 
 
 def _file_provenance(path: Path | None = None) -> dict[str, Any]:
+    """Provenance of an answer read from the project's files now (source "files")."""
     stamp: dict[str, Any] = {"source": "files", "read_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if path is not None:
         stamp["last_modified"] = pf.mtime_iso(path)
     return stamp
+
+
+def _file_answer(path: Path, content: Any) -> ToolResult:
+    """One parsed file of the project (a schema YAML, dbt_project.yml)."""
+    return as_result(
+        {
+            "file_path": str(path),
+            "content": content,
+            "last_modified": pf.mtime_iso(path),
+            "provenance": _file_provenance(path),
+        }
+    )
+
+
+def _listing(key: str, items: list[Any], limit: int) -> dict[str, Any]:
+    """The spec's list under `key`, capped at `limit`, with its total."""
+    shown, cut = capped(items, limit)
+    return {key: shown, "total": len(items), "truncated": cut}
 
 
 def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
@@ -83,38 +115,30 @@ def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "dbt-project",
-        "Read a dbt project's files: model SQL (raw or compiled), schema YAML, dbt_project.yml, the models "
-        "with their tags/schema/materialization, and which files ref() or source() a name. Read-only; paths "
-        "stay inside the project root.",
-    )
-    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
-    published = deferred_schemas_of(
-        ModelSqlAnswer, YamlFileAnswer, ModelListAnswer, ProjectConfigAnswer, ReferencesAnswer
-    )
-    inputs = DbtInputs(ctx)
-    cache = pf.FileCache()
-    max_rows = ctx.settings.limits.max_rows
+    return register_tools(new_toolset("dbt-project", INSTRUCTIONS), DbtProjectTools(ctx), ANSWERS, READ_ONLY)
 
-    def root() -> Path:
-        if inputs.project_dir is None:
+
+class DbtProjectTools:
+    """The dbt-project tools: each public method is one tool, its signature and docstring the published ones."""
+
+    def __init__(self, ctx: BridgeContext):
+        self.ctx = ctx
+        self.inputs = DbtInputs(ctx)
+        self.cache = pf.FileCache()
+        self.max_rows = ctx.settings.limits.max_rows
+
+    def _root(self) -> Path:
+        if self.inputs.project_dir is None:
             raise ToolFailure("not_implemented", "no dbt project is configured (dbt.project_dir in ade.yaml)")
-        return inputs.project_dir
+        return self.inputs.project_dir
 
-    def project_name(project_root: Path) -> str | None:
-        try:
-            return pf.project_config(project_root).get("name")
-        except pf.ProjectFileError:
-            return None
-
-    def locate(model_name: str) -> tuple[Path, dict[str, Any] | None, str | None]:
+    def _locate(self, model_name: str) -> tuple[Path, dict[str, Any] | None, str | None]:
         """(model file, its index record or None, unique_id or None)."""
-        project_root = root()
-        snapshot, index = inputs.optional_index()
+        project_root = self._root()
+        snapshot, index = self.inputs.optional_index()
         if index is not None:
             try:
-                uid = inputs.lookup(snapshot, index).resolve(model_name, ("model",))
+                uid = self.inputs.lookup(snapshot, index).resolve(model_name, ("model",))
             except UnresolvedNode:
                 uid = None
             rec = index["nodes"].get(uid) if uid else None
@@ -131,35 +155,32 @@ def build(ctx: BridgeContext) -> FastMCP:
             )
         return found, None, None
 
-    def compiled_sql(
-        model_name: str, path: Path, rec: dict[str, Any] | None, uid: str | None
+    def _compiled_sql(
+        self, model_name: str, path: Path, rec: dict[str, Any] | None, uid: str | None
     ) -> tuple[str, Any, str]:
-        project_root = root()
+        project_root = self._root()
         real_root = Path(pf.confine(project_root, [project_root]))
-        package = (rec or {}).get("package") or project_name(project_root) or ""
+        package = (rec or {}).get("package") or _project_name(project_root) or ""
         rel = (rec or {}).get("path") or pf.relative_to_root(path, real_root)
-        if inputs.target_path is not None and package:
-            found = pf.compiled_file(inputs.target_path, package, rel)
+        target_path = self.inputs.target_path
+        if target_path is not None and package:
+            found = pf.compiled_file(target_path, package, rel)
             if found is not None:
-                real = pf.confine(found, [inputs.target_path, ctx.settings.home])
+                real = pf.confine(found, [target_path, self.ctx.settings.home])
                 return pf.read_text(real, rel), real, "target_compiled_file"
-        if uid is not None:
-            try:
-                manifest = inputs.artifact("manifest", None)
-            except SnapshotNotFound:
-                manifest = None
-            if manifest is not None:
-                index_sql, extra = inputs.sql(manifest)
-                entry = index_sql.get(uid)
-                if entry and entry["compiled"]:
-                    # The compiled file dbt recorded (project-relative), even if target/ was cleaned since.
-                    return entry["compiled"], entry.get("compiled_path"), "manifest"
-                if uid in extra:
-                    return extra[uid], None, "last_build_manifest"
+        manifest = self.inputs.optional("manifest", None) if uid is not None else None
+        if manifest is not None:
+            index_sql, extra = self.inputs.sql(manifest)
+            entry = index_sql.get(uid)
+            if entry and entry["compiled"]:
+                # The compiled file dbt recorded (project-relative), even if target/ was cleaned since.
+                return entry["compiled"], entry.get("compiled_path"), "manifest"
+            if uid in extra:
+                return extra[uid], None, "last_build_manifest"
         raise ToolFailure("compiled_not_found", f"no compiled SQL for {model_name!r}", model_name=model_name)
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ModelSqlAnswer])
     def fs_read_model_sql(
+        self,
         model_name: ModelName,
         compiled: Annotated[
             bool,
@@ -173,10 +194,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         `file_path` is the file read, or for compiled SQL taken from the manifest (`compiled_source`:
         manifest) the compiled path dbt recorded there. model_not_found when there is no such model;
         compiled_not_found when it was never compiled."""
-        path, rec, uid = locate(model_name)
-        real = pf.confine(path, [root()])
+        path, rec, uid = self._locate(model_name)
+        real = pf.confine(path, [self._root()])
         if compiled:
-            sql, where, origin = compiled_sql(model_name, real, rec, uid)
+            sql, where, origin = self._compiled_sql(model_name, real, rec, uid)
         else:
             sql, where, origin = pf.read_text(real, model_name), real, "model_file"
         return as_result(
@@ -193,8 +214,8 @@ def build(ctx: BridgeContext) -> FastMCP:
             }
         )
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[YamlFileAnswer])
     def fs_read_schema_yaml(
+        self,
         schema_path: Annotated[
             str,
             Field(
@@ -205,20 +226,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         ],
     ) -> ToolResult:
         """A schema YAML file of the project (models, columns, tests, sources as written), parsed."""
-        project_root = root()
+        project_root = self._root()
         real = pf.confine(schema_path, [project_root], project_root)
-        content = pf.read_yaml(real, schema_path)
-        return as_result(
-            {
-                "file_path": str(real),
-                "content": content,
-                "last_modified": pf.mtime_iso(real),
-                "provenance": _file_provenance(real),
-            }
-        )
+        return _file_answer(real, pf.read_yaml(real, schema_path))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ModelListAnswer])
     def fs_list_models(
+        self,
         tag: Annotated[Filter, Field(description="Only models with this dbt tag, e.g. finance.")] = None,
         schema: Annotated[Filter, Field(description="Only models built into this schema.")] = None,
         materialization: Annotated[
@@ -228,9 +241,9 @@ def build(ctx: BridgeContext) -> FastMCP:
         """The project's models with file path, schema, materialization, tags and description, filtered by
         tag, schema and/or materialization (from the manifest; from the files when none was materialized).
         The spec's list is under `models`."""
-        snapshot, index = inputs.optional_index()
+        snapshot, index = self.inputs.optional_index()
         if index is None:
-            project_root = root()
+            project_root = self._root()
             real_root = pf.confine(project_root, [project_root])
             rows = [
                 {
@@ -245,42 +258,23 @@ def build(ctx: BridgeContext) -> FastMCP:
                     "filters need the manifest (tags, schema and materialization live there)",
                     "Materialize it first: `ade materialize --select dbt_lineage_index`.",
                 )
-            shown = rows[:max_rows]
-            return as_result(
-                {
-                    "models": shown,
-                    "total": len(rows),
-                    "truncated": len(rows) > max_rows,
-                    "provenance": _file_provenance(),
-                }
-            )
+            return as_result({**_listing("models", rows, self.max_rows), "provenance": _file_provenance()})
         listing = derive(snapshot, "fs_model_rows", lambda _s: _model_rows(index))
         rows = listing["rows"]
         filters = {"tag": tag, "schema": schema, "materialization": materialization}
         chosen = [set(listing["by"][k].get(v.lower(), ())) for k, v in filters.items() if v]
         if chosen:
             rows = [rows[i] for i in sorted(set.intersection(*chosen))]
-        body = {"models": rows[:max_rows], "total": len(rows), "truncated": len(rows) > max_rows}
-        return as_result(ctx.cached_answer(snapshot, body))
+        return as_result(self.ctx.cached_answer(snapshot, _listing("models", rows, self.max_rows)))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ProjectConfigAnswer])
-    def fs_read_project_config() -> ToolResult:
+    def fs_read_project_config(self) -> ToolResult:
         """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
         tags). Jinja such as env_var() is returned as written, never rendered."""
-        project_root = root()
-        path = project_root / "dbt_project.yml"
-        content = pf.project_config(project_root)
-        return as_result(
-            {
-                "file_path": str(path),
-                "content": content,
-                "last_modified": pf.mtime_iso(path),
-                "provenance": _file_provenance(path),
-            }
-        )
+        project_root = self._root()
+        return _file_answer(project_root / "dbt_project.yml", pf.project_config(project_root))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ReferencesAnswer])
     def fs_find_models_referencing(
+        self,
         source_or_model: Annotated[
             str,
             Field(
@@ -294,16 +288,12 @@ def build(ctx: BridgeContext) -> FastMCP:
         """Model files whose raw SQL calls ref('<name>') or source('<source>', '<table>'), one entry per
         occurrence with its line number. Works on the files (useful when the manifest is stale); misses
         references generated by macros. The spec's list is under `references`."""
-        project_root = root()
-        found = pf.find_references(project_root, source_or_model, cache)
-        shown = found[:max_rows]
-        return as_result(
-            {
-                "references": shown,
-                "total": len(found),
-                "truncated": len(found) > max_rows,
-                "provenance": _file_provenance(),
-            }
-        )
+        found = pf.find_references(self._root(), source_or_model, self.cache)
+        return as_result({**_listing("references", found, self.max_rows), "provenance": _file_provenance()})
 
-    return server
+
+def _project_name(project_root: Path) -> str | None:
+    try:
+        return pf.project_config(project_root).get("name")
+    except pf.ProjectFileError:
+        return None

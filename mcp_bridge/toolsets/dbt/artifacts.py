@@ -18,9 +18,8 @@ from ade_platform.lib.dbt import column_lineage as col_lineage
 from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets._dbt_inputs import DbtInputs, as_result, derive
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset
-from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
+from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
 from mcp_bridge.toolsets.schemas.dbt import (
     BlastRadiusAnswer,
     ColumnLineageAnswer,
@@ -34,7 +33,24 @@ from mcp_bridge.toolsets.schemas.dbt import (
     SourceFreshnessAnswer,
 )
 
-LINEAGE_INDEX = "dbt_lineage_index"
+INSTRUCTIONS = (
+    "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
+    "source freshness), materialized by Dagster into the asset store. Answers carry provenance."
+)
+
+# tool -> its answer's shape, in the order the tools are registered
+ANSWERS = {
+    "dbt_get_lineage": LineageAnswer,
+    "dbt_get_blast_radius": BlastRadiusAnswer,
+    "dbt_get_model_tests": ModelTestsAnswer,
+    "dbt_get_failed_models": FailedModelsAnswer,
+    "dbt_detect_silent_skip": SilentSkipAnswer,
+    "dbt_get_schema": SchemaAnswer,
+    "dbt_scan_pii_risk": PiiAnswer,
+    "dbt_get_source_freshness": SourceFreshnessAnswer,
+    "dbt_find_select_star": SelectStarAnswer,
+    "dbt_get_column_lineage": ColumnLineageAnswer,
+}
 
 NodeId = Annotated[
     str,
@@ -68,39 +84,27 @@ CatalogPath = _path("catalog.json")
 SourcesPath = _path("sources.json")
 
 
-def _capped(items: list[Any], limit: int) -> tuple[list[Any], bool]:
-    return (items[:limit], True) if len(items) > limit else (items, False)
-
-
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "dbt-artifacts",
-        "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
-        "source freshness), materialized by Dagster into the asset store. Answers carry provenance.",
+    return register_tools(
+        new_toolset("dbt-artifacts", INSTRUCTIONS), DbtArtifactTools(ctx), ANSWERS, READ_ONLY
     )
-    # every tool's output schema, built in one pydantic pass when a tool's schemas are not cached yet
-    published = deferred_schemas_of(
-        LineageAnswer,
-        BlastRadiusAnswer,
-        ModelTestsAnswer,
-        FailedModelsAnswer,
-        SilentSkipAnswer,
-        SchemaAnswer,
-        PiiAnswer,
-        SourceFreshnessAnswer,
-        SelectStarAnswer,
-        ColumnLineageAnswer,
-    )
-    max_nodes = ctx.settings.limits.max_lineage_nodes
-    max_rows = ctx.settings.limits.max_rows
-    inputs = DbtInputs(ctx)
-    pii_settings = ctx.settings.pii
-    configured_patterns = pii.configured_patterns(pii_settings.patterns, pii_settings.ignore)
-    pii_patterns = configured_patterns + pii.BUILTIN_PATTERNS
-    pii_tags = tuple(t.lower() for t in pii_settings.tags)
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[LineageAnswer])
+
+class DbtArtifactTools:
+    """The dbt-artifacts tools: each public method is one tool, its signature and docstring the published ones."""
+
+    def __init__(self, ctx: BridgeContext):
+        self.ctx = ctx
+        self.inputs = DbtInputs(ctx)
+        self.max_nodes = ctx.settings.limits.max_lineage_nodes
+        self.max_rows = ctx.settings.limits.max_rows
+        pii_settings = ctx.settings.pii
+        self.configured_patterns = pii.configured_patterns(pii_settings.patterns, pii_settings.ignore)
+        self.pii_patterns = self.configured_patterns + pii.BUILTIN_PATTERNS
+        self.pii_tags = tuple(t.lower() for t in pii_settings.tags)
+
     def dbt_get_lineage(
+        self,
         node_id: NodeId,
         direction: Annotated[
             Literal["upstream", "downstream"],
@@ -116,36 +120,34 @@ def build(ctx: BridgeContext) -> FastMCP:
         the dependency to its dependent. Exposures are included. The answer is capped at the server's node
         limit (default 500) with truncated: true when cut.
         """
-        snapshot, index = inputs.index()
-        root = inputs.resolve(snapshot, index, node_id)
+        snapshot, index = self.inputs.index()
+        root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
-        body = lineage.traverse(index, root, direction, depth, max_nodes=max_nodes, views=views)
-        return as_result(ctx.cached_answer(snapshot, body))
+        body = lineage.traverse(index, root, direction, depth, max_nodes=self.max_nodes, views=views)
+        return as_result(self.ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[BlastRadiusAnswer])
-    def dbt_get_blast_radius(node_id: NodeId) -> ToolResult:
+    def dbt_get_blast_radius(self, node_id: NodeId) -> ToolResult:
         """Everything downstream that a failure, schema change or drop of this node would affect.
 
         The spec's list is under `affected`: models, snapshots, exposures, metrics and tests (seeds
         excluded) with hops_from_source and has_downstream_dependents (some non-test node depends on it),
         nearest first. Capped at the server's node limit with truncated: true.
         """
-        snapshot, index = inputs.index()
-        root = inputs.resolve(snapshot, index, node_id)
+        snapshot, index = self.inputs.index()
+        root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
-        body = lineage.blast_radius(index, root, max_nodes=max_nodes, views=views)
-        return as_result(ctx.cached_answer(snapshot, body))
+        body = lineage.blast_radius(index, root, max_nodes=self.max_nodes, views=views)
+        return as_result(self.ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ModelTestsAnswer])
-    def dbt_get_model_tests(model_name: ModelName) -> ToolResult:
+    def dbt_get_model_tests(self, model_name: ModelName) -> ToolResult:
         """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
         tests) and singular, with column, severity and config (the test's arguments).
 
         The spec's list is under `tests`. Includes relationships tests defined on other models that point
         at this one. An empty `tests` list is an answer (the model is untested), not an error.
         """
-        snapshot, index = inputs.index()
-        uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
+        snapshot, index = self.inputs.index()
+        uid = self.inputs.resolve(snapshot, index, model_name, code="model_not_found")
         found = tests.model_tests(index, uid)
         body = {
             "model_name": index["nodes"][uid].get("name"),
@@ -153,10 +155,9 @@ def build(ctx: BridgeContext) -> FastMCP:
             "tests": found,
             "total": len(found),
         }
-        return as_result(ctx.cached_answer(snapshot, body))
+        return as_result(self.ctx.cached_answer(snapshot, body))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[FailedModelsAnswer])
-    def dbt_get_failed_models(run_results_path: RunResultsPath = None) -> ToolResult:
+    def dbt_get_failed_models(self, run_results_path: RunResultsPath = None) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
         it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals.
 
@@ -164,21 +165,18 @@ def build(ctx: BridgeContext) -> FastMCP:
         invocation outside ADE whose results are not here (`this_run: false`): one that failed before writing
         any (`status: parse_error`, e.g. a Jinja error or a missing ref), or is still running; the answer is
         then `stale` with the reason."""
-        snapshot = inputs.artifact("run-results", run_results_path)
-        index_snap, index = inputs.optional_index()
+        snapshot = self.inputs.artifact("run-results", run_results_path)
+        index_snap, index = self.inputs.optional_index()
         key = f"failed:{index_snap.version if index_snap else '-'}"
         summary = derive(snapshot, key, lambda s: results.summarize_run_results(s.data, index))
         body = dict(summary)
         for name in ("failed", "skipped", "warnings"):
-            body[name], cut = _capped(summary[name], max_rows)
+            body[name], cut = capped(summary[name], self.max_rows)
             body["truncated"] = body.get("truncated", False) or cut
-        invocation = inputs.invocation(snapshot)
-        if invocation is not None:
-            body["invocation"] = invocation
-        return as_result(inputs.answer(snapshot, body, index_snap))
+        return as_result(self.inputs.run_answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[SilentSkipAnswer])
     def dbt_detect_silent_skip(
+        self,
         expected_patterns: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=512)]],
             Field(
@@ -204,9 +202,9 @@ def build(ctx: BridgeContext) -> FastMCP:
                 results.check_glob(pattern)
             except results.PatternError as exc:
                 raise ToolFailure("invalid_pattern", str(exc)) from None
-        snapshot = inputs.artifact("run-results", run_results_path)
-        index_snap, index = inputs.index(manifest_path)
-        lookup = inputs.lookup(index_snap, index)
+        snapshot = self.inputs.artifact("run-results", run_results_path)
+        index_snap, index = self.inputs.index(manifest_path)
+        lookup = self.inputs.lookup(index_snap, index)
         ran = derive(
             snapshot, "ran_ids", lambda s: frozenset(r.get("unique_id") for r in s.data.get("results") or ())
         )
@@ -216,13 +214,10 @@ def build(ctx: BridgeContext) -> FastMCP:
             "all_satisfied": all(p["severity"] == "ok" for p in found),
             "missing_total": sum(len(p["missing_node_ids"]) for p in found),
         }
-        invocation = inputs.invocation(snapshot)
-        if invocation is not None:
-            body["invocation"] = invocation
-        return as_result(inputs.answer(snapshot, body, index_snap))
+        return as_result(self.inputs.run_answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[SchemaAnswer])
     def dbt_get_schema(
+        self,
         model_name: ModelName,
         source: Annotated[
             Literal["manifest", "catalog"],
@@ -236,20 +231,21 @@ def build(ctx: BridgeContext) -> FastMCP:
         With source=catalog, a live read of the relation made since the catalog (warehouse_get_schema,
         warehouse_detect_schema_drift, any agent's) takes its place: columns_observed_at and
         provenance.observations say so."""
-        snapshot, index = inputs.index()
-        uid = inputs.resolve(snapshot, index, model_name, code="model_not_found")
+        snapshot, index = self.inputs.index()
+        uid = self.inputs.resolve(snapshot, index, model_name, code="model_not_found")
         if source == "manifest":
-            return as_result(ctx.cached_answer(snapshot, schema.manifest_schema(index, uid)))
-        catalog_snap = inputs.artifact("catalog", None)
-        catalog = inputs.catalog(catalog_snap)
+            return as_result(self.ctx.cached_answer(snapshot, schema.manifest_schema(index, uid)))
+        catalog_snap = self.inputs.artifact("catalog", None)
+        catalog = self.inputs.catalog(catalog_snap)
         body = schema.catalog_schema(index, catalog, uid)
-        seen = inputs.observed_relation(index, catalog, uid, catalog_snap)
+        seen = self.inputs.observed_relation(index, catalog, uid, catalog_snap)
         if seen is not None:  # a live read of the relation since the catalog: the warehouse as it is now
             body = schema.with_observed_columns(body, seen.state, seen.observed_iso)
-        return as_result(inputs.answer(catalog_snap, body, snapshot, observations=[seen] if seen else None))
+        observations = [seen] if seen else None
+        return as_result(self.inputs.answer(catalog_snap, body, snapshot, observations=observations))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[PiiAnswer])
     def dbt_scan_pii_risk(
+        self,
         manifest_path: ManifestPath = None,
         catalog_path: CatalogPath = None,
         extra_patterns: Annotated[
@@ -262,40 +258,39 @@ def build(ctx: BridgeContext) -> FastMCP:
         and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
         medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data.
         The spec's list is under `findings`."""
-        patterns = pii_patterns
+        patterns = self.pii_patterns
         if extra_patterns:
             try:
                 extra = tuple(pii.pattern("custom", p, "medium") for p in extra_patterns)
             except Exception as exc:  # re.error
                 raise ToolFailure("invalid_regex", f"extra_patterns: {exc}") from None
-            patterns = configured_patterns + extra + pii.BUILTIN_PATTERNS
-        index_snap, index = inputs.index(manifest_path)
-        catalog_snap = inputs.optional("catalog", catalog_path)
-        catalog = inputs.catalog(catalog_snap) if catalog_snap else None
+            patterns = self.configured_patterns + extra + pii.BUILTIN_PATTERNS
+        index_snap, index = self.inputs.index(manifest_path)
+        catalog_snap = self.inputs.optional("catalog", catalog_path)
+        catalog = self.inputs.catalog(catalog_snap) if catalog_snap else None
         key = f"pii:{catalog_snap.version if catalog_snap else '-'}"
         if extra_patterns:
-            report = pii.scan(index, catalog, patterns, pii_tags)
+            report = pii.scan(index, catalog, patterns, self.pii_tags)
         else:
-            report = derive(index_snap, key, lambda _s: pii.scan(index, catalog, patterns, pii_tags))
+            report = derive(index_snap, key, lambda _s: pii.scan(index, catalog, patterns, self.pii_tags))
         body = dict(report)
-        body["findings"], body["truncated"] = _capped(report["findings"], max_rows)
-        return as_result(inputs.answer(index_snap, body, catalog_snap))
+        body["findings"], body["truncated"] = capped(report["findings"], self.max_rows)
+        return as_result(self.inputs.answer(index_snap, body, catalog_snap))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[SourceFreshnessAnswer])
-    def dbt_get_source_freshness(sources_path: SourcesPath = None) -> ToolResult:
+    def dbt_get_source_freshness(self, sources_path: SourcesPath = None) -> ToolResult:
         """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
         runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
         Worst first."""
-        snapshot = inputs.artifact("sources", sources_path)
-        index_snap, index = inputs.optional_index()
+        snapshot = self.inputs.artifact("sources", sources_path)
+        index_snap, index = self.inputs.optional_index()
         key = f"freshness:{index_snap.version if index_snap else '-'}"
         report = derive(snapshot, key, lambda s: results.freshness_report(s.data, index))
         body = dict(report)
-        body["sources"], body["truncated"] = _capped(report["sources"], max_rows)
-        return as_result(inputs.answer(snapshot, body, index_snap))
+        body["sources"], body["truncated"] = capped(report["sources"], self.max_rows)
+        return as_result(self.inputs.answer(snapshot, body, index_snap))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[SelectStarAnswer])
     def dbt_find_select_star(
+        self,
         manifest_path: ManifestPath = None,
         final_only: Annotated[
             bool, Field(description="Only models whose outermost SELECT has a star (skip CTE-internal ones).")
@@ -306,30 +301,30 @@ def build(ctx: BridgeContext) -> FastMCP:
         propagates_upstream_columns says whether the model's output columns are whatever an upstream
         relation has (the schema-drift risk); those come first. Uses compiled SQL when an artifact has it,
         else the raw SQL with Jinja approximated (sql_source says which). The spec's list is under `models`."""
-        manifest = inputs.artifact("manifest", manifest_path)
-        stored = None if manifest_path else inputs.select_star_report(manifest)
+        manifest = self.inputs.artifact("manifest", manifest_path)
+        stored = None if manifest_path else self.inputs.select_star_report(manifest)
         if stored is not None:  # scanned by the Dagster asset from these very inputs: no parse here
             report, index_snap = stored
             findings = derive(report, "models", lambda s: s.data["models"])
         else:
             report = None
-            sql_index, extra = inputs.sql(manifest)
-            index_snap, index = inputs.index(manifest_path)
+            sql_index, extra = self.inputs.sql(manifest)
+            index_snap, index = self.inputs.index(manifest_path)
             key = f"select_star:{index_snap.version}:{len(extra)}"
             findings = derive(manifest, key, lambda _s: select_star.scan_project(sql_index, extra, index))
         if final_only:
             findings = [f for f in findings if f["final_select_star"]]
-        shown, cut = _capped(findings, max_rows)
+        shown, cut = capped(findings, self.max_rows)
         body = {
             "models": shown,
             "total": len(findings),
             "propagating_total": sum(1 for f in findings if f["propagates_upstream_columns"]),
             "truncated": cut,
         }
-        return as_result(inputs.answer(manifest, body, index_snap, report))
+        return as_result(self.inputs.answer(manifest, body, index_snap, report))
 
-    @server.tool(annotations=READ_ONLY, output_schema=published[ColumnLineageAnswer])
     def dbt_get_column_lineage(
+        self,
         node_id: NodeId,
         column_name: Annotated[
             str, Field(min_length=1, max_length=256, description="A column of that model.")
@@ -339,10 +334,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         sqlglot over the model's SQL qualified with its parents' catalog columns (so SELECT * expands).
         transformation is direct (renamed or passed through) or derived (an expression). When it cannot be
         traced the answer says resolved: false and why."""
-        snapshot, index = inputs.index()
-        uid = inputs.resolve(snapshot, index, node_id)
-        catalog_snap = inputs.optional("catalog", None)
-        catalog = inputs.catalog(catalog_snap) if catalog_snap else None
+        snapshot, index = self.inputs.index()
+        uid = self.inputs.resolve(snapshot, index, node_id)
+        catalog_snap = self.inputs.optional("catalog", None)
+        catalog = self.inputs.catalog(catalog_snap) if catalog_snap else None
         known = col_lineage.known_columns(uid, index, catalog)
         if known and column_name.lower() not in {c.lower() for c in known}:
             raise ToolFailure(
@@ -350,8 +345,8 @@ def build(ctx: BridgeContext) -> FastMCP:
                 f"{index['nodes'][uid].get('name')} has no column {column_name!r}",
                 f"Columns: {', '.join(sorted(known)[:30])}",
             )
-        manifest = inputs.artifact("manifest", None)
-        sql_index, extra = inputs.sql(manifest)
+        manifest = self.inputs.artifact("manifest", None)
+        sql_index, extra = self.inputs.sql(manifest)
         cache = manifest.derived("column_lineage_cache", lambda _s: {})
         key = (uid, column_name.lower(), catalog_snap.version if catalog_snap else None, len(extra))
         if key not in cache:
@@ -360,6 +355,4 @@ def build(ctx: BridgeContext) -> FastMCP:
             if len(cache) > 2048:
                 cache.clear()
             cache[key] = col_lineage.column_lineage(index, catalog, uid, column_name, sql, origin, dialect)
-        return as_result(inputs.answer(snapshot, cache[key], manifest, catalog_snap))
-
-    return server
+        return as_result(self.inputs.answer(snapshot, cache[key], manifest, catalog_snap))

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pydantic import BaseModel
-
 from ade_platform.config import Settings
+from ade_platform.lib.secrets import configured_secrets
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 
 
@@ -28,9 +27,26 @@ class ServiceHolder:
                 self._service = service_from_settings(self.settings)
             return self._service
 
-    def scrub(self, text: str) -> str:
-        service = self._service
-        return service.scrubber.text(text) if service is not None else text
+    @contextmanager
+    def scrubbed(self) -> Iterator[Any]:
+        """The service, with a SnowfakeryError's detail passed through the workspace's scrubber (absolute paths
+        become workspace-relative, environment secrets ***), which the gateway's own scrubber does not know; the
+        middleware then maps the error (with the spec's error fields, SnowfakeryError.fields)."""
+        try:
+            yield self.get()
+        except SnowfakeryError as exc:
+            service = self._service
+            exc.detail = service.scrubber.text(exc.detail) if service is not None else exc.detail
+            raise
+
+
+def example_uri(name: str) -> str:
+    return f"snowfakery://examples/{name}"
+
+
+def example_item(example: Any) -> dict[str, str]:
+    """An example recipe as the tools and resources list it: name, description and resource URI."""
+    return {"name": example.name, "description": example.description, "uri": example_uri(example.name)}
 
 
 def service_from_settings(settings: Settings) -> Any:
@@ -57,37 +73,6 @@ def service_from_settings(settings: Settings) -> Any:
         allow_network=cfg.allow_network,
         allowed_plugins=tuple(cfg.allowed_plugins),
     )
-    return SnowfakeryService(workspace, policy, ContentLibrary(cfg.docs_dir), secrets=_secrets(settings))
-
-
-def _secrets(settings: Settings) -> list[str]:
-    """Every SecretStr value in the settings: never echoed, whatever a recipe prints."""
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if hasattr(value, "get_secret_value"):
-            found.append(value.get_secret_value())
-        elif isinstance(value, BaseModel):
-            for name in type(value).model_fields:
-                walk(getattr(value, name))
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                walk(item)
-
-    walk(settings)
-    return [s for s in found if s]
-
-
-@contextmanager
-def failures(services: ServiceHolder) -> Iterator[None]:
-    """A SnowfakeryError's detail passed through the workspace's scrubber (absolute paths become workspace-relative,
-    environment secrets ***), which the gateway's own scrubber does not know; the middleware then maps the error
-    (with the spec's error fields, SnowfakeryError.fields)."""
-    try:
-        yield
-    except SnowfakeryError as exc:
-        exc.detail = services.scrub(exc.detail)
-        raise
+    # every secret in the settings: never echoed, whatever a recipe prints
+    secrets = configured_secrets(settings)
+    return SnowfakeryService(workspace, policy, ContentLibrary(cfg.docs_dir), secrets=secrets)

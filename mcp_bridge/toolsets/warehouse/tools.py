@@ -1,0 +1,311 @@
+"""The warehouse tools: each public method of WarehouseTools is one tool, its signature and docstring the
+published ones; what they do beyond their parameters is in service.py."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ade_platform.clients.warehouses import WarehouseError
+from ade_platform.lib.live_observations import newer_freshness, schema_with_observations
+from ade_platform.lib.warehouse import freshness
+from ade_platform.lib.warehouse import schema as wschema
+from ade_platform.lib.warehouse.types import is_temporal
+from mcp_bridge.context import BridgeContext
+from mcp_bridge.errors import ToolFailure
+from mcp_bridge.toolsets.schemas.warehouse import (
+    DriftAnswer,
+    DuplicatesAnswer,
+    ExecuteAnswer,
+    ExplainAnswer,
+    FreshnessAnswer,
+    QueryHistoryAnswer,
+    WarehouseSchemaAnswer,
+)
+from mcp_bridge.toolsets.warehouse.service import WarehouseService, split, table_index, unreadable
+
+# tool -> its answer's shape, in the order the tools are registered
+ANSWERS = {
+    "warehouse_execute": ExecuteAnswer,
+    "warehouse_get_schema": WarehouseSchemaAnswer,
+    "warehouse_detect_schema_drift": DriftAnswer,
+    "warehouse_check_freshness": FreshnessAnswer,
+    "warehouse_get_query_history": QueryHistoryAnswer,
+    "warehouse_explain_query": ExplainAnswer,
+    "warehouse_detect_duplicates": DuplicatesAnswer,
+}
+HISTORY_ROWS = 100
+MAX_SCHEMA_COLUMNS = 5000
+Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
+WarehouseName = Annotated[
+    str | None,
+    Field(
+        max_length=128,
+        description="A configured warehouse name (or its type: duckdb, snowflake, bigquery); "
+        "default: the first configured warehouse.",
+    ),
+]
+TableName = Annotated[
+    str,
+    Field(min_length=1, max_length=1024, description="Table name: database.schema.table or schema.table."),
+]
+
+
+class WarehouseTools:
+    def __init__(self, ctx: BridgeContext):
+        self.ctx = ctx
+        self.service = WarehouseService(ctx)
+
+    def warehouse_execute(
+        self,
+        sql: Sql,
+        warehouse: WarehouseName = None,
+        limit: Annotated[int, Field(ge=1, le=100_000, description="Maximum rows to return.")] = 1000,
+    ) -> dict[str, Any]:
+        """Run one read-only SQL query and return its rows (a live, audited Dagster run).
+
+        A LIMIT is applied on the parsed query when it has none (or a larger one); `limit_applied` says
+        so and `truncated` says more rows existed. `limit` is capped at limits.max_rows (default 1000):
+        `limit_requested` is what was asked, `limit` what was applied, `limit_capped` whether it was cut. Writes, DDL and multi-statement batches are refused
+        with dml_not_permitted before anything runs. `bytes_processed` is set for BigQuery.
+        """
+        from ade_platform.lib.warehouse.sql import prepare_select
+
+        name, wh = self.service.pick(warehouse)
+        bound = min(limit, self.ctx.settings.limits.max_rows)
+        prepared = prepare_select(sql, wh.type, bound)
+        wc = self.service.client(name)
+
+        def run() -> dict[str, Any]:
+            started = time.perf_counter()
+            result = wc.query(prepared.sql, max_rows=prepared.fetch)
+            elapsed = (time.perf_counter() - started) * 1000
+            rows = result.rows[:bound]
+            return {
+                "rows": rows,
+                "row_count": len(rows),
+                "columns": result.columns,
+                "elapsed_ms": round(elapsed, 1),
+                "bytes_processed": result.bytes_processed,
+                "warehouse": name,
+                "warehouse_type": wh.type,
+                "limit": bound,
+                "limit_requested": limit,
+                "limit_capped": limit > bound,
+                "limit_applied": prepared.limit_applied,
+                "truncated": len(result.rows) > bound,
+            }
+
+        return self.service.live(
+            "warehouse_execute", name, {"sql": sql, "warehouse": name, "limit": bound}, run
+        )
+
+    def warehouse_get_schema(
+        self,
+        schema_name: Annotated[
+            str, Field(min_length=1, max_length=512, description="The schema, optionally database.schema.")
+        ],
+        table_name: Annotated[
+            str | None, Field(max_length=512, description="One table of the schema; default: all tables.")
+        ] = None,
+        warehouse: WarehouseName = None,
+    ) -> dict[str, Any]:
+        """Columns of a schema or one table as INFORMATION_SCHEMA.COLUMNS reports them (names, ordinal
+        positions, types, nullability, defaults, lengths, precision). One table is read live (one catalog
+        query, provenance source "live"), falling back to the latest schema snapshot, flagged stale with the
+        error code, when the warehouse is unreachable; a whole schema comes from the snapshot."""
+        service = self.service
+        name, _ = service.pick(warehouse)
+        parts = split(schema_name)
+        if table_name is not None and len(parts) <= 2:
+            args = {"schema_name": schema_name, "table_name": table_name, "warehouse": name}
+            table, provenance, error = service.read_table(
+                "warehouse_get_schema", name, [*parts, table_name], args
+            )
+            if error is None:
+                if table is None:
+                    raise ToolFailure(
+                        "table_not_found", f"no table {table_name!r} in schema {schema_name!r} (checked live)"
+                    )
+                body = wschema.schema_view({"tables": [table]}, parts, table_name, MAX_SCHEMA_COLUMNS)
+                return {**body, "warehouse": name, "provenance": service.live_provenance(provenance, None)}
+            snapshot = service.optional_schema_snapshot(name)
+            if snapshot is None:
+                raise unreadable(name, error)
+            data, seen = schema_with_observations(self.ctx.reader, name, snapshot)  # newer live reads win
+            body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
+            return service.fallback(snapshot, error, {**body, "warehouse": name}, seen)
+        snapshot = service.schema_snapshot(name)
+        data, seen = schema_with_observations(self.ctx.reader, name, snapshot)
+        body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
+        return self.ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
+
+    def warehouse_detect_schema_drift(
+        self,
+        model_name: Annotated[str, Field(min_length=1, max_length=512, description="The dbt model name.")],
+        manifest_path: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="Path to manifest.json (inside the dbt project, the target path or ADE_HOME); "
+                "default: the latest manifest snapshot.",
+            ),
+        ] = None,
+        warehouse: WarehouseName = None,
+    ) -> dict[str, Any]:
+        """Columns the dbt manifest declares for a model vs the columns the warehouse has now: added,
+        removed, type changed (types normalized per warehouse: TEXT = VARCHAR, INT = NUMBER(38,0)),
+        likely renames, and for each change `since`: the schema snapshot version that first showed it
+        ("live" when no snapshot has it yet). The table is read live (one catalog query); when the
+        warehouse is unreachable the answer comes from the latest snapshot, flagged stale with the code."""
+        name, wh = self.service.pick(warehouse)
+        return self.service.drift(name, wh.type, model_name, manifest_path)
+
+    def warehouse_check_freshness(
+        self,
+        table_name: TableName,
+        timestamp_column: Annotated[
+            str, Field(min_length=1, max_length=512, description="A DATE, TIMESTAMP or DATETIME column.")
+        ],
+        freshness_threshold_hours: Annotated[
+            float, Field(gt=0, le=24 * 3650, description="Hours after which the table counts as stale.")
+        ] = 24.0,
+        warehouse: WarehouseName = None,
+    ) -> dict[str, Any]:
+        """The newest value of a timestamp column, how many hours old it is, and whether that is within
+        the threshold. Answers from Dagster's freshness snapshot for tracked tables, else live
+        (SELECT MAX(column)). An empty table gives max_timestamp null and is_fresh false."""
+        name, wh = self.service.pick(warehouse)
+        snapshot = self.service.schema_snapshot(name)
+        parts = split(table_name)
+        table = wschema.resolve_table(table_index(snapshot), parts, table_name)
+        column = wschema.find_column(table, timestamp_column)
+        if column is None:
+            names = ", ".join(c["name"] for c in table["columns"][:30])
+            raise ToolFailure(
+                "column_not_found",
+                f"{table_name} has no column {timestamp_column!r}",
+                f"Its columns: {names}",
+            )
+        if not is_temporal(column["type"], wh.type):
+            raise ToolFailure(
+                "invalid_argument", f"{timestamp_column} is {column['type']}, not a DATE or TIMESTAMP column"
+            )
+        tracked = self.service.tracked_freshness(name, table, column["name"])
+        if tracked is not None:
+            fresh_snap, entry = tracked
+            seen = newer_freshness(
+                self.ctx.reader, name, table, column["name"], fresh_snap
+            )  # a newer live check wins
+            body = freshness.freshness_answer(
+                table_name, column["name"], seen.state["max_timestamp"] if seen else entry["max_timestamp"],
+                freshness_threshold_hours, datetime.now(UTC), entry.get("row_count"),
+            )  # fmt: skip
+            body["observed_at"] = seen.observed_iso if seen else fresh_snap.provenance.materialized_at
+            return self.ctx.cached_answer(fresh_snap, body, observations=[seen] if seen else None)
+        from ade_platform.lib.warehouse.sql import max_timestamp_sql
+
+        parts = [p for p in (table.get("database"), table["schema"], table["name"]) if p]
+        sql = max_timestamp_sql(parts, column["name"], wh.type)
+        wc = self.service.client(name)
+
+        def run() -> dict[str, Any]:
+            row = wc.query(sql, max_rows=1).rows[0]
+            values = list(row.values())
+            return freshness.freshness_answer(
+                table_name, column["name"], values[0], freshness_threshold_hours, datetime.now(UTC), values[1]
+            )
+
+        tool = "warehouse_check_freshness"
+        args = {"table_name": table_name, "timestamp_column": timestamp_column, "warehouse": name}
+        return self.ctx.observed(tool, self.service.live(tool, name, args, run), warehouse=name, table=table)
+
+    def warehouse_get_query_history(
+        self,
+        table_pattern: Annotated[
+            str,
+            Field(min_length=1, max_length=512, description="Table name or SQL LIKE pattern, e.g. %orders%."),
+        ],
+        lookback_days: Annotated[int, Field(ge=1, le=30, description="Days back to search (max 30).")] = 7,
+        warehouse: WarehouseName = None,
+    ) -> dict[str, Any]:
+        """Recent queries that mention a table (Snowflake ACCOUNT_USAGE.QUERY_HISTORY, BigQuery
+        INFORMATION_SCHEMA.JOBS), newest first, at most 100; literals are stripped from the query text.
+        DuckDB keeps no query history (not_implemented)."""
+        name, wh = self.service.pick(warehouse)
+        if wh.type == "duckdb":
+            raise ToolFailure(
+                "not_implemented",
+                f"warehouse '{name}' is DuckDB, which keeps no query history",
+                "Use a Snowflake or BigQuery warehouse for query history.",
+            )
+        pattern = table_pattern if any(ch in table_pattern for ch in "%_") else f"%{table_pattern}%"
+        wc = self.service.client(name)
+
+        def run() -> dict[str, Any]:
+            queries = wc.query_history(pattern, lookback_days, HISTORY_ROWS)
+            return {
+                "queries": queries,
+                "total_returned": len(queries),
+                "lookback_days": lookback_days,
+                "warehouse": name,
+            }
+
+        args = {"table_pattern": table_pattern, "lookback_days": lookback_days, "warehouse": name}
+        return self.service.live("warehouse_get_query_history", name, args, run)
+
+    def warehouse_explain_query(self, sql: Sql, warehouse: WarehouseName = None) -> dict[str, Any]:
+        """The execution plan of a read-only query without running it: DuckDB plan tree, Snowflake
+        EXPLAIN USING TEXT, BigQuery dry run (with the bytes it would process)."""
+        from ade_platform.lib.warehouse.sql import prepare_explain
+
+        name, wh = self.service.pick(warehouse)
+        statement = prepare_explain(sql, wh.type)
+        wc = self.service.client(name)
+
+        def run() -> dict[str, Any]:
+            return {**wc.explain(statement), "warehouse": name}
+
+        return self.service.live("warehouse_explain_query", name, {"sql": sql, "warehouse": name}, run)
+
+    def warehouse_detect_duplicates(
+        self,
+        table_name: TableName,
+        key_columns: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=512)]],
+            Field(min_length=1, max_length=32, description="Columns that together should be unique."),
+        ],
+        warehouse: WarehouseName = None,
+    ) -> dict[str, Any]:
+        """Rows sharing a key that should be unique: totals, duplication rate, severity (low < 0.1 %,
+        medium 0.1-1 %, high > 1 %) and up to 5 sample duplicates. Rows with a NULL key are not counted."""
+        from ade_platform.lib.warehouse.duplicates import MAX_SAMPLES, duplicates_answer
+        from ade_platform.lib.warehouse.sql import duplicate_sample_sql, duplicate_summary_sql
+
+        name, wh = self.service.pick(warehouse)
+        parts = split(table_name)
+        if len({k.lower() for k in key_columns}) != len(key_columns):
+            raise ToolFailure("invalid_argument", "key_columns repeats a column")
+        wc = self.service.client(name)
+
+        def run() -> dict[str, Any]:
+            resolved = wc.resolve_table(parts)
+            known = {c["name"].lower(): c["name"] for c in resolved.columns}
+            missing = [k for k in key_columns if k.lower() not in known]
+            if missing:
+                raise WarehouseError(
+                    "column_not_found", f"{table_name} has no column(s) {', '.join(map(repr, missing))}"
+                )
+            keys = [known[k.lower()] for k in key_columns]
+            row = wc.query(duplicate_summary_sql(resolved.parts, keys, wh.type), max_rows=1).rows[0]
+            summary = {k.lower(): v for k, v in row.items()}
+            samples = []
+            if summary.get("duplicate_key_count"):
+                samples = wc.query(duplicate_sample_sql(resolved.parts, keys, wh.type, MAX_SAMPLES)).rows
+            return {**duplicates_answer(table_name, keys, summary, samples), "warehouse": name}
+
+        args = {"table_name": table_name, "key_columns": key_columns, "warehouse": name}
+        return self.service.live("warehouse_detect_duplicates", name, args, run)
