@@ -16,7 +16,7 @@ _TOOLSET_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("dbt-project", "dbt_project", ()),
     ("warehouse", "warehouse", ()),
     ("dbt-cloud", "dbt_cloud", ()),
-    ("orchestrator", "orchestrator", ()),
+    ("orchestrator", "orchestrators", ()),
     ("bi-api", "bi_api", ()),
     ("snowflake", "snowflake", ()),
     ("snowfakery", "snowfakery", ("snowfakery-mcp",)),
