@@ -14,33 +14,25 @@ the `dbtcloud://runs/{run_id}/artifacts/{name}` resource of the whole file. The 
 from __future__ import annotations
 
 from fastmcp import FastMCP
-from mcp.types import ToolAnnotations
 
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
+from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.dbt_cloud.service import RESOURCE_URI, DbtCloudService
 from mcp_bridge.toolsets.dbt_cloud.tools import DbtCloudTools
 
-TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
+INSTRUCTIONS = (
+    "dbt Cloud jobs, runs and artifacts (Administrative API v2): trigger a job, wait for its run, read its "
+    "artifacts and source freshness. Tracked jobs answer from Dagster's snapshots."
+)
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "dbt-cloud",
-        "dbt Cloud jobs, runs and artifacts (Administrative API v2): trigger a job, wait for its run, read its "
-        "artifacts and source freshness. Tracked jobs answer from Dagster's snapshots.",
-    )
     tools = DbtCloudTools(DbtCloudService(ctx))
-    server.tool(annotations=TRIGGER)(tools.dbtcloud_trigger_job)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.dbtcloud_poll_run)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.dbtcloud_get_last_run)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.dbtcloud_fetch_artifact)
+    server = new_toolset("dbt-cloud", INSTRUCTIONS, tools)
     server.resource(
         RESOURCE_URI,
         name="dbtcloud-run-artifact",
         description="The whole artifact file of a dbt Cloud run (JSON), however large.",
         mime_type="application/json",
     )(tools.run_artifact)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.dbtcloud_list_jobs)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.dbtcloud_get_source_freshness)
     return server

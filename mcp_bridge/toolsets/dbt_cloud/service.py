@@ -16,14 +16,7 @@ import orjson
 from ade_platform.lib import dbt_cloud as lib
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.schemas.dbt_cloud import (
-    ArtifactAnswer,
-    FreshnessAnswer,
-    JobsAnswer,
-    LastRunAnswer,
-    PollAnswer,
-    TriggerAnswer,
-)
+from mcp_bridge.toolsets.schemas import dbt_cloud as shapes
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 if TYPE_CHECKING:
@@ -85,7 +78,9 @@ class DbtCloudService:
             secret=section.api_token.get_secret_value(),
         )
 
-    async def trigger(self, job_id: int, cause: str, steps_override: list[str] | None) -> TriggerAnswer:
+    async def trigger(
+        self, job_id: int, cause: str, steps_override: list[str] | None
+    ) -> shapes.TriggerAnswer:
         steps = self.check_trigger(job_id, steps_override)
         run, stamp = await self.live(
             "dbtcloud_trigger_job",
@@ -104,7 +99,9 @@ class DbtCloudService:
             "provenance": stamp,
         }
 
-    async def poll(self, run_id: int, timeout_seconds: int, report_progress: ReportProgress) -> PollAnswer:
+    async def poll(
+        self, run_id: int, timeout_seconds: int, report_progress: ReportProgress
+    ) -> shapes.PollAnswer:
         """Check the run every dbt_cloud.poll_interval_seconds until it is terminal or the timeout passes,
         reporting progress between checks."""
         client = self.client()
@@ -147,7 +144,7 @@ class DbtCloudService:
         return self.ctx.observed("dbtcloud_poll_run", {**answer, "provenance": stamp})  # type: ignore[return-value]
 
     # ---- reads: a tracked job from the snapshot, anything else from dbt Cloud -------------------------------
-    async def last_run(self, job_id: int, status: str | None) -> LastRunAnswer:
+    async def last_run(self, job_id: int, status: str | None) -> shapes.LastRunAnswer:
         code = status_filter(status)
         snapshot = self.ctx.latest_or_none(RUNS_ASSET) if self.tracked(job_id) else None
         if snapshot is not None:
@@ -183,7 +180,7 @@ class DbtCloudService:
             latest=code is None,
         )  # type: ignore[return-value]
 
-    async def fetch_artifact(self, run_id: int, artifact: str) -> ArtifactAnswer:
+    async def fetch_artifact(self, run_id: int, artifact: str) -> shapes.ArtifactAnswer:
         data, stamp = await self.live(
             "dbtcloud_fetch_artifact",
             lambda c: c.get_artifact(run_id, artifact).content,
@@ -219,7 +216,7 @@ class DbtCloudService:
         artifact = await anyio.to_thread.run_sync(lambda: client.get_artifact(int(run_id), name))
         return artifact.content.decode()
 
-    async def list_jobs(self, project_id: int, environment_id: int | None) -> JobsAnswer:
+    async def list_jobs(self, project_id: int, environment_id: int | None) -> shapes.JobsAnswer:
         snapshot = self.ctx.latest_or_none(JOBS_ASSET)
         configured = self.section is not None and self.section.project_id == project_id
         if snapshot is not None and configured and snapshot.data.get("project_id") == project_id:
@@ -250,7 +247,7 @@ class DbtCloudService:
             "provenance": stamp,
         }
 
-    async def source_freshness(self, job_id: int) -> FreshnessAnswer:
+    async def source_freshness(self, job_id: int) -> shapes.FreshnessAnswer:
         snapshot = self.ctx.latest_or_none(FRESHNESS_ASSET) if self.tracked(job_id) else None
         if snapshot is not None:
             entry = (snapshot.data.get("jobs") or {}).get(str(job_id))

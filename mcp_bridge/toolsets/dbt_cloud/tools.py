@@ -9,6 +9,7 @@ from pydantic import Field
 
 from ade_platform.lib import dbt_cloud as lib
 from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS
+from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, TRIGGER, tool
 from mcp_bridge.toolsets.dbt_cloud.service import DbtCloudService
 from mcp_bridge.toolsets.schemas.dbt_cloud import (
     ArtifactAnswer,
@@ -31,6 +32,7 @@ class DbtCloudTools:
     def __init__(self, service: DbtCloudService):
         self.service = service
 
+    @tool(TRIGGER)
     async def dbtcloud_trigger_job(
         self,
         job_id: JobId,
@@ -59,6 +61,7 @@ class DbtCloudTools:
         run tagged with the job, the cause and the steps override."""
         return await self.service.trigger(job_id, cause, steps_override)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     async def dbtcloud_poll_run(
         self,
         run_id: RunId,
@@ -72,6 +75,7 @@ class DbtCloudTools:
         state with per-step durations."""
         return await self.service.poll(run_id, timeout_seconds, context.report_progress)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     async def dbtcloud_get_last_run(
         self,
         job_id: JobId,
@@ -84,6 +88,7 @@ class DbtCloudTools:
         Tracked jobs answer from Dagster's dbt_cloud_runs snapshot; others ask dbt Cloud."""
         return await self.service.last_run(job_id, status)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     async def dbtcloud_fetch_artifact(self, run_id: RunId, artifact: ArtifactName) -> ArtifactAnswer:
         """A dbt artifact (manifest, catalog, run_results, sources) of a dbt Cloud run. Inlined up to
         dbt_cloud.max_artifact_bytes; a larger one comes as a summary plus the resource URI of the whole file."""
@@ -92,6 +97,7 @@ class DbtCloudTools:
     async def run_artifact(self, run_id: str, name: str) -> str:
         return await self.service.artifact_text(run_id, name)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     async def dbtcloud_list_jobs(
         self,
         project_id: Annotated[int, Field(ge=1, description="The dbt Cloud project ID.")],
@@ -103,6 +109,7 @@ class DbtCloudTools:
         project answers from Dagster's dbt_cloud_jobs snapshot."""
         return await self.service.list_jobs(project_id, environment_id)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     async def dbtcloud_get_source_freshness(self, job_id: JobId) -> FreshnessAnswer:
         """Per-source freshness (pass/warn/error, newest load, age) from the sources.json of the most recent
         completed run of a job that runs source freshness. Tracked jobs answer from Dagster's snapshot."""

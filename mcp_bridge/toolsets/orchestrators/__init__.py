@@ -18,27 +18,17 @@ holds what an agent sees, `service.py` what the tools do, `schemas/orchestrators
 from __future__ import annotations
 
 from fastmcp import FastMCP
-from mcp.types import ToolAnnotations
 
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, new_toolset
+from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.orchestrators.service import OrchestratorService
 from mcp_bridge.toolsets.orchestrators.tools import OrchestratorTools
 
-TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
+INSTRUCTIONS = (
+    "Runs, tasks and logs of Airflow, Prefect and this platform's own Dagster (backend: dagster): find the "
+    "failed run, the failed task, its log and the matched failure signature; trigger a run."
+)
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset(
-        "orchestrator",
-        "Runs, tasks and logs of Airflow, Prefect and this platform's own Dagster (backend: dagster): find the "
-        "failed run, the failed task, its log and the matched failure signature; trigger a run.",
-    )
-    tools = OrchestratorTools(OrchestratorService(ctx))
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.orchestrator_get_last_run)
-    server.tool(annotations=TRIGGER)(tools.orchestrator_trigger_dag)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.orchestrator_get_task_status)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.orchestrator_fetch_logs)
-    server.tool(annotations=READ_ONLY)(tools.orchestrator_detect_patterns)
-    server.tool(annotations=READ_ONLY_OPEN_WORLD)(tools.orchestrator_get_run_history)
-    return server
+    return new_toolset("orchestrator", INSTRUCTIONS, OrchestratorTools(OrchestratorService(ctx)))

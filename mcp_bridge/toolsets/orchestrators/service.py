@@ -22,14 +22,7 @@ from ade_platform.lib.orchestrator.trigger_policy import check_conf, check_conf_
 from ade_platform.store import Snapshot
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.schemas.orchestrators import (
-    DetectedPatterns,
-    LastRun,
-    Logs,
-    RunHistory,
-    TaskStatus,
-    Triggered,
-)
+from mcp_bridge.toolsets.schemas import orchestrators as shapes
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 T = TypeVar("T")
@@ -58,7 +51,7 @@ class OrchestratorService:
         value, stamp = self.ctx.live_call(tool, fn, arguments=arguments, effects="none")
         return value, stamp  # type: ignore[return-value]
 
-    def last_run(self, dag_id: str, backend: str, status: str) -> LastRun:
+    def last_run(self, dag_id: str, backend: str, status: str) -> shapes.LastRun:
         wanted = None if status.lower() == "any" else status_filter(status)
 
         def run() -> RunRecord | None:
@@ -79,7 +72,7 @@ class OrchestratorService:
             latest=wanted is None,
         )  # type: ignore[return-value]
 
-    def trigger(self, dag_id: str, backend: str, conf: dict[str, Any] | None) -> Triggered:
+    def trigger(self, dag_id: str, backend: str, conf: dict[str, Any] | None) -> shapes.Triggered:
         arguments = {"dag_id": dag_id, "backend": backend, "conf": conf}
         if backend != "dagster":
             self.client(backend)  # an unconfigured backend fails here (opening a client sends no request)
@@ -101,7 +94,7 @@ class OrchestratorService:
             "provenance": stamp,  # type: ignore[typeddict-item]
         }
 
-    def task_status(self, dag_id: str, run_id: str, task_id: str, backend: str) -> TaskStatus:
+    def task_status(self, dag_id: str, run_id: str, task_id: str, backend: str) -> shapes.TaskStatus:
         task, stamp = self.live_read(
             "orchestrator_get_task_status",
             {"dag_id": dag_id, "run_id": run_id, "task_id": task_id, "backend": backend},
@@ -109,7 +102,7 @@ class OrchestratorService:
         )
         return {"dag_id": dag_id, "run_id": run_id, **task, "backend": backend, "provenance": stamp}  # type: ignore[typeddict-item]
 
-    def fetch_logs(self, dag_id: str, run_id: str, task_id: str, backend: str) -> Logs:
+    def fetch_logs(self, dag_id: str, run_id: str, task_id: str, backend: str) -> shapes.Logs:
         capped, stamp = self.live_read(
             "orchestrator_fetch_logs",
             {"dag_id": dag_id, "run_id": run_id, "task_id": task_id, "backend": backend},
@@ -130,7 +123,7 @@ class OrchestratorService:
             "provenance": stamp,
         }
 
-    def detect_patterns(self, log_text: str, patterns: list[str] | None) -> DetectedPatterns:
+    def detect_patterns(self, log_text: str, patterns: list[str] | None) -> shapes.DetectedPatterns:
         limit = self.conf.pattern_timeout_seconds
         if patterns:
             return {
@@ -147,7 +140,7 @@ class OrchestratorService:
             "matched_signatures": [r["signature"] for r in results if "signature" in r],
         }
 
-    def run_history(self, dag_id: str, backend: str, lookback_days: int) -> RunHistory:
+    def run_history(self, dag_id: str, backend: str, lookback_days: int) -> shapes.RunHistory:
         since = datetime.now(UTC) - timedelta(days=lookback_days)
         cached = self.cached_history(backend, dag_id, since)
         if cached is not None:

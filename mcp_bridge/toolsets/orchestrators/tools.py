@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, TRIGGER, tool
 from mcp_bridge.toolsets.orchestrators.service import OrchestratorService
 from mcp_bridge.toolsets.schemas.orchestrators import (
     DetectedPatterns,
@@ -45,6 +46,7 @@ class OrchestratorTools:
     def __init__(self, service: OrchestratorService):
         self.service = service
 
+    @tool(READ_ONLY_OPEN_WORLD)
     def orchestrator_get_last_run(
         self,
         dag_id: DagId,
@@ -66,6 +68,7 @@ class OrchestratorTools:
         """
         return self.service.last_run(dag_id, backend, status)
 
+    @tool(TRIGGER)
     def orchestrator_trigger_dag(
         self,
         dag_id: DagId,
@@ -90,6 +93,7 @@ class OrchestratorTools:
         """
         return self.service.trigger(dag_id, backend, conf)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     def orchestrator_get_task_status(
         self, dag_id: DagId, run_id: RunId, task_id: TaskId, backend: Backend
     ) -> TaskStatus:
@@ -99,6 +103,7 @@ class OrchestratorTools:
         """
         return self.service.task_status(dag_id, run_id, task_id, backend)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     def orchestrator_fetch_logs(
         self, dag_id: DagId, run_id: RunId, task_id: TaskId, backend: Backend
     ) -> Logs:
@@ -110,6 +115,7 @@ class OrchestratorTools:
         """
         return self.service.fetch_logs(dag_id, run_id, task_id, backend)
 
+    @tool(READ_ONLY)
     def orchestrator_detect_patterns(
         self,
         log_text: Annotated[
@@ -139,6 +145,7 @@ class OrchestratorTools:
         """
         return self.service.detect_patterns(log_text, patterns)
 
+    @tool(READ_ONLY_OPEN_WORLD)
     def orchestrator_get_run_history(
         self,
         dag_id: DagId,
