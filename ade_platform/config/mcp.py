@@ -17,7 +17,7 @@ _TOOLSET_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("warehouse", "warehouse", ()),
     ("dbt-cloud", "dbt_cloud", ()),
     ("orchestrator", "orchestrators", ()),
-    ("bi-api", "bi_api", ()),
+    ("bi-api", "bi", ()),
     ("snowflake", "snowflake", ()),
     ("snowfakery", "snowfakery", ("snowfakery-mcp",)),
     ("lineage", "lineage", ()),
