@@ -15,6 +15,7 @@ from ade_platform.config.loading import load_settings
 from ade_platform.config.mcp import (
     MIN_TOKEN_LENGTH,
     SERVER_ALIASES,
+    TOOLSET_MODULES,
     TOOLSETS,
     HttpSettings,
     LimitSettings,
@@ -52,6 +53,7 @@ __all__ = [
     "REPO_ROOT",
     "SERVER_ALIASES",
     "TOOLSETS",
+    "TOOLSET_MODULES",
     "AirflowSettings",
     "BiSettings",
     "BigQueryWarehouse",

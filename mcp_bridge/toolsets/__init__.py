@@ -1,27 +1,19 @@
-"""One FastMCP sub-server per spec server. Modules are imported only when their toolset is enabled."""
+"""One FastMCP sub-server per spec server. Modules are imported only when their toolset is enabled.
+
+The toolsets and the module of each are declared once, in `ade_platform.config.mcp` (`TOOLSET_MODULES`).
+"""
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
 
+from ade_platform.config import TOOLSET_MODULES
+
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
     from mcp_bridge.context import BridgeContext
-
-# spec server name -> module under mcp_bridge.toolsets exposing build(ctx) -> FastMCP
-TOOLSET_MODULES: dict[str, str] = {
-    "dbt-artifacts": "dbt.artifacts",
-    "dbt-project": "dbt.project",
-    "warehouse": "warehouse",
-    "dbt-cloud": "dbt_cloud",
-    "orchestrator": "orchestrator",
-    "bi-api": "bi_api",
-    "snowflake": "snowflake",
-    "snowfakery": "snowfakery",
-    "lineage": "lineage",
-}
 
 
 def build_toolset(name: str, ctx: BridgeContext, cache_schemas: bool = True) -> FastMCP:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from fastmcp import FastMCP
 from mcp.types import ToolAnnotations
@@ -15,12 +15,15 @@ from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 
+F = TypeVar("F", bound=Callable[..., Any])
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
 )
 READ_ONLY_OPEN_WORLD = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True
 )
+# starts a run in an external system: not idempotent (two calls, two runs), destroys nothing
+TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
 
 # The schema cache of the toolset being built (set by `mcp_bridge.toolsets.build_toolset`), so every toolset
 # module's `new_toolset(...)` call picks it up without passing it through each build function.
@@ -79,8 +82,35 @@ class Toolset(FastMCP):
         return register
 
 
-def new_toolset(name: str, instructions: str) -> FastMCP:
-    return Toolset(name, instructions, _SCHEMA_CACHE.get())
+def new_toolset(name: str, instructions: str, tools: object | None = None) -> FastMCP:
+    """The server of a toolset; with `tools`, an object whose `@tool` methods it registers (`add_tools`)."""
+    server = Toolset(name, instructions, _SCHEMA_CACHE.get())
+    if tools is not None:
+        add_tools(server, tools)
+    return server
+
+
+# ---- a toolset package's tools: methods of one class, marked where they are defined ------------------------
+def tool(annotations: ToolAnnotations, *, output_schema: Any = None) -> Callable[[F], F]:
+    """Mark a method of a toolset's tools class as an MCP tool (its name, docstring and parameters are the
+    published tool's); `add_tools` registers it."""
+
+    def mark(fn: F) -> F:
+        options: dict[str, Any] = {"annotations": annotations}
+        if output_schema is not None:
+            options["output_schema"] = output_schema
+        fn.mcp_tool_options = options  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def add_tools(server: FastMCP, tools: object) -> None:
+    """Register every method of `tools` marked with `@tool`, bound to it, in the order its class defines them."""
+    for name, member in vars(type(tools)).items():
+        options = getattr(member, "mcp_tool_options", None)
+        if options is not None:
+            server.tool(**options)(getattr(tools, name))
 
 
 def register_tools(

@@ -1,4 +1,4 @@
-"""The provenance block on every answer of the dbt-artifacts, dbt-project and warehouse toolsets.
+"""The provenance block on every answer of the toolsets that read a store snapshot, a file or a live system.
 
 One shape for the four origins, so an agent reads `source` first and then the fields that origin carries:
 cache (a store snapshot: asset, version, age, staleness), file (an artifact path the caller gave), files (the
@@ -79,5 +79,14 @@ class Provenance(TypedDict):
             Field(
                 description="Live observations newer than the snapshot used in its place: key, source, observed_at."
             ),
+        ]
+    ]
+    # snowflake: where a call ran
+    connection: NotRequired[
+        Annotated[str | None, Field(description="snowflake: the snow connection the call ran on.")]
+    ]
+    environment: NotRequired[
+        Annotated[
+            str | None, Field(description="snowflake: the configured environment (snowflake.environment).")
         ]
     ]

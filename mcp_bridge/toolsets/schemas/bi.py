@@ -1,0 +1,110 @@
+"""Output shapes of the bi-api toolset (agent-toolset spec category 5), with the spec's field names.
+
+Every element names the warehouse tables it reads (beyond the spec); where the spec returns a list, the answer is
+an object with the list under a named key next to totals and provenance.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+from ade_platform.lib.bi import report
+from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
+from ade_platform.lib.bi.shapes import TableRef
+from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.provenance import Provenance
+
+
+# ---- bi_list_dashboards ------------------------------------------------------------------------------------
+class DashboardListItem(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dashboard_id: str
+    title: str
+    folder: str | None
+    created_at: str | None
+    last_updated_at: str | None
+    view_count: int | None
+    url: str | None
+
+
+class DashboardList(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    tool: str
+    dashboards: list[DashboardListItem]
+    total: int
+    provenance: Provenance
+
+
+# ---- bi_get_dashboard_elements -----------------------------------------------------------------------------
+class ElementOut(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    element_id: str
+    title: str | None
+    element_type: str
+    model_name: str | None
+    explore_name: str | None
+    look_id: str | None
+    question_id: str | None
+    database_id: str | None
+    dimensions: list[str]
+    measures: list[str]
+    sql: str | None
+    tables: list[TableRef]
+    has_error: bool
+    error_detail: str | None
+
+
+class DashboardElements(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dashboard_id: str
+    tool: str
+    title: str
+    elements: list[ElementOut]
+    element_count: int
+    errors_checked_at: str | None
+    provenance: Provenance
+
+
+# ---- bi_check_dashboard_health -----------------------------------------------------------------------------
+class HealthAnswer(report.DashboardHealth):
+    tool: str
+    checked_at: str
+    provenance: Provenance
+
+
+# ---- bi_verify_row_counts ----------------------------------------------------------------------------------
+class RowCountAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dashboard_id: str
+    tool: str
+    title: str
+    checked_at: str
+    min_rows: int
+    elements: list[report.ElementRowCount]
+    total_elements: int
+    healthy_count: int
+    failing_count: int
+    skipped_elements: int
+    elapsed_ms: float
+    provenance: Provenance
+
+
+# ---- bi_run_look -------------------------------------------------------------------------------------------
+class LookAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    look_id: int
+    title: str | None
+    row_count: int
+    rows: list[dict[str, Any]]
+    elapsed_ms: float
+    limit: int
+    truncated: bool
+    mode: Literal["rows", "shape"]
+    masked_columns: list[MaskedColumn]
+    tables: list[TableRef]
+    columns: NotRequired[list[ColumnShape]]  # shape mode
+    redacted: NotRequired[bool]  # shape mode: no value of any row is in the answer
+    note: NotRequired[str]
+    provenance: Provenance

@@ -1,0 +1,76 @@
+"""Output shapes of the orchestrator toolset (agent-toolset spec category 4), with the spec's field names.
+
+Runs and tasks are the clients' records (one vocabulary for Airflow, Prefect and Dagster) plus the DAG, the
+backend and provenance; where the spec returns a list, the answer is an object with the list under a named key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from ade_platform.clients.orchestrators import TaskRecord
+from ade_platform.lib.orchestrators.patterns import PatternResult
+from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
+from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.provenance import Provenance
+
+
+class LastRun(RunRecord):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dag_id: str
+    backend: str
+    provenance: Provenance
+
+
+class Triggered(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dag_id: str
+    run_id: str
+    state: str
+    execution_date: str | None
+    conf: dict[str, Any] | None
+    backend: str
+    provenance: Provenance
+
+
+class TaskStatus(TaskRecord):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dag_id: str
+    run_id: str
+    backend: str
+    provenance: Provenance
+
+
+class Logs(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dag_id: str
+    run_id: str
+    task_id: str
+    log_text: str
+    log_length_chars: int
+    truncated: bool
+    backend: str
+    provenance: Provenance
+
+
+class DetectedPatterns(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    results: list[PatternResult]
+    patterns_checked: int
+    builtin_signatures: bool
+    matched_signatures: list[str]
+
+
+class RunHistory(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    dag_id: str
+    lookback_days: int
+    runs: list[HistoryRun]
+    total_runs: int
+    success_count: int
+    failure_count: int
+    avg_duration_seconds: float | None
+    backend: str
+    provenance: Provenance
