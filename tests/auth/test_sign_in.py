@@ -58,8 +58,8 @@ def issuer() -> Iterator[LocalIssuer]:
 
 @pytest.fixture(scope="module")
 def gateway(issuer: LocalIssuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """Five toolsets (every kind of effect), the access settings above, and two probe tools: `probe_wait` (a live
-    read that waits for a release) and `probe_tally` (a cached read)."""
+    """Five toolsets (every kind of effect), the access settings above, and probe tools: `probe_wait` (a live
+    read that waits for a release), `probe_tally` (a cached read) and `probe_unclassified`."""
     tmp = tmp_path_factory.mktemp("sign-in")
     settings = oidc_settings(tmp, issuer.url, toolsets=TOOLSETS, access=ACCESS)
     release = threading.Event()
@@ -76,6 +76,10 @@ def gateway(issuer: LocalIssuer, tmp_path_factory: pytest.TempPathFactory) -> It
         @server.tool(name="probe_tally", annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
         def probe_tally() -> dict:
             return {"user": current_caller().user}
+
+        @server.tool(name="probe_unclassified")  # neither in CHANGES nor annotated read-only
+        def probe_unclassified() -> dict:
+            raise AssertionError("an unclassified tool ran")
 
     with threaded_gateway(settings, extend) as url:
         yield {"url": url, "release": release, "entered": entered}
@@ -163,8 +167,13 @@ def test_roles_come_from_scopes_and_groups(gateway: dict[str, Any], issuer: Loca
     operator = tool_names(url, issuer.token("bob", audience=aud, groups=["data-platform"]))
     assert {"dbtcloud_trigger_job", "orchestrator_trigger_dag", "dbt_get_lineage"} <= operator
     assert not operator & {"execute_ddl", "sync_objects", "snowfakery.run_recipe"}
-    admin = tool_names(url, issuer.token("carol", audience=aud, scopes="ade:admin"))
+    admin_token = issuer.token("carol", audience=aud, scopes="ade:admin")
+    admin = tool_names(url, admin_token)
     assert admin >= CHANGING
+    # a tool nobody classified is allowed to no role, admin included
+    assert "probe_unclassified" not in admin
+    ok, error = call(url, admin_token, "probe_unclassified")
+    assert not ok and error["error"] == "forbidden" and error["effect"] is None, error
     # a role limited to one toolset: dbt Cloud's reads and trigger, nothing else
     cloud = tool_names(url, issuer.token("dan", audience=aud, groups=["cloud-team"]))
     assert cloud and all(name.startswith("dbtcloud_") for name in cloud), cloud
