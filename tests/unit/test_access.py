@@ -110,3 +110,18 @@ def test_calling_as_restores_the_previous_caller() -> None:
             assert current_caller().user == "bob"
         assert current_caller().user == "alice"
     assert current_caller() == local_caller()
+
+
+def test_the_deploying_guide_configuration_loads() -> None:
+    """The `auth: oidc` example in docs/DEPLOYING.md is a valid `mcp:` section."""
+    import re
+
+    import yaml
+
+    from tests.conftest import REPO_ROOT
+
+    guide = (REPO_ROOT / "docs" / "DEPLOYING.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", guide, re.S) if "auth: oidc" in b)
+    mcp = Settings(home="/tmp/h", **yaml.safe_load(block)).mcp
+    assert mcp.http.auth == "oidc" and mcp.http.oidc is not None and mcp.http.oidc.public_url
+    assert set(mcp.access.roles) >= {"reader", "operator", "admin", "cloud-operator"}
