@@ -7,7 +7,7 @@ TOOLS := .tools
 # The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
 export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
-.PHONY: setup demo test test-slow bench lint format snapshot clean orchestrators
+.PHONY: setup demo test test-slow bench lint format snapshot clean orchestrators oidc-provider
 
 # Bytecode is compiled once here: where PYTHONDONTWRITEBYTECODE is set, every `ade mcp` start would otherwise
 # compile its imports from source (seconds of the gateway's cold start).
@@ -42,6 +42,16 @@ $(TOOLS)/prefect/bin/prefect:
 
 orchestrators: $(TOOLS)/airflow/bin/airflow $(TOOLS)/prefect/bin/prefect  ## Airflow 3 + Prefect 3 for the slow tests (idempotent)
 
+# The OpenID provider of the sign-in tests (tests/auth): Node's oidc-provider, pinned by its package-lock.json, in a
+# folder the tests own. Without npm the tests that need it skip and say why.
+OIDC_DIR := tests/auth/oidc_provider
+$(OIDC_DIR)/node_modules/.installed: $(OIDC_DIR)/package.json $(OIDC_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(OIDC_DIR) --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the sign-in tests against a real OpenID provider will skip"; fi
+
+oidc-provider: $(OIDC_DIR)/node_modules/.installed  ## the OpenID provider for the sign-in tests (idempotent)
+
 setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
@@ -50,7 +60,7 @@ demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q
 
-test-slow: setup orchestrators  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI
+test-slow: setup orchestrators oidc-provider  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI, sign-in against a real OpenID provider
 	$(PY) -m pytest -q -m slow
 
 bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)

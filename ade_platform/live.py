@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ade_platform.lib import audit_journal
+from ade_platform.lib.caller import current_caller
 from ade_platform.lib.redact import Scrub, redact_arguments, redact_text
 
 T = TypeVar("T")
@@ -56,6 +57,8 @@ TAG_CAUSE = "ade/cause"
 TAG_SOURCE = "ade/source"
 TAG_PATH = "ade/path"
 TAG_OUTCOME = "ade/outcome"
+TAG_USER = "ade/user"  # who called: the signed-in subject, or the local OS user (stdio)
+TAG_CLIENT = "ade/client"  # through which OAuth client (MCP host, agent), or "local"
 OUTCOME_UNKNOWN = "outcome unknown: the gateway stopped before recording it"
 Effects = Literal["none", "workspace", "external"]
 _MAX_TAG_CHARS = 2000
@@ -159,9 +162,12 @@ class LiveRunner:
         are stripped by its quoting rules).
         """
         redacted = redact_arguments(arguments or {}, scrub=self.scrub, dialect=dialect)
+        caller = current_caller()  # the call's own (a context variable), never another request's
         tags = {
             TAG_TOOL: tool,
             TAG_SOURCE: "mcp",
+            TAG_USER: caller.user,
+            TAG_CLIENT: caller.client,
             TAG_ARGUMENTS: _truncate(json.dumps(redacted, default=str)),
         }
         if cause:

@@ -82,6 +82,9 @@ ERROR_CODES: dict[str, str] = {
     "--resource-type, --fail-fast, --defer, --state, --favor-state, --threads, --warn-error).",
     "conf_refused": "conf is plain JSON within orchestrators.max_conf_bytes, max_conf_depth and max_conf_keys, "
     "matching the DAG's schema in orchestrators.<backend>.conf_schemas.",
+    # who is calling (issue 28): roles from the caller's token (mcp.access), limits per user
+    "forbidden": "Your roles do not allow this tool; an operator grants roles to scopes and groups in "
+    "mcp.access (ade.yaml), or sign in with a scope or group that has one.",
     # snowflake metadata-only proxy (E-codes per the snowflake spec)
     "EXCLUDED_OBJECT": "The object matches an exclusion pattern in the snowflake policy.",
     "AUTH_FAILED": "Check the snow connection configuration.",

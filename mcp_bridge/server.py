@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Literal
+from typing import Any, Literal
 
 from fastmcp import FastMCP
 
 from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings
+from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.toolsets import build_toolset
@@ -22,14 +23,23 @@ log = logging.getLogger("ade.mcp")
 GATEWAY_NAME = "ade-platform"
 
 
-def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext | None = None) -> FastMCP:
-    """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it."""
+def build_server(
+    settings: Settings,
+    only: str | None = None,
+    ctx: BridgeContext | None = None,
+    access: AccessControl | None = None,
+) -> FastMCP:
+    """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it. Every call runs
+    as its caller (named in its audit runs); `access` (signed-in callers) limits what each caller may do."""
     ctx = ctx or BridgeContext.from_settings(settings)
     if only is not None:
         only = SERVER_ALIASES.get(only, only)
         if only not in TOOLSETS:
             raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
-        return build_toolset(only, ctx)
+        toolset = build_toolset(only, ctx)
+        toolset.add_middleware(CallerAccess(settings, access, {only: toolset}))
+        return toolset
+    toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
     gateway = FastMCP(
         GATEWAY_NAME,
         version=__version__,  # serverInfo names ADE and its version, not the framework's
@@ -39,12 +49,12 @@ def build_server(settings: Settings, only: str | None = None, ctx: BridgeContext
             "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
         ),
         mask_error_details=True,
-        middleware=[StructuredErrors(ctx.scrubber())],
+        middleware=[StructuredErrors(ctx.scrubber()), CallerAccess(settings, access, toolsets)],
         # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
         dereference_schemas=False,
     )
-    for name in settings.mcp.toolsets:
-        gateway.mount(build_toolset(name, ctx))
+    for toolset in toolsets.values():
+        gateway.mount(toolset)
     return gateway
 
 
@@ -62,14 +72,26 @@ def serve(
     if transport == "stdio":
         build_server(settings, only=server_name).run(transport="stdio", show_banner=False)
         return
-    from mcp_bridge.http_security import http_auth, http_options
-
     host = host or settings.mcp.http.host
     port = port or settings.mcp.http.port
-    # Checked before anything is built (a ConfigError stops start-up): a token off loopback, the allowed host
-    # names when bound to every interface. Every request then passes the Host/Origin guard before any route.
-    auth = http_auth(settings, host)
-    options = http_options(settings, host, port)
-    server = build_server(settings, only=server_name)
-    server.auth = auth
+    server, options = http_gateway(settings, host, port, server_name)
     server.run(transport="http", host=host, port=port, show_banner=False, **options)
+
+
+def http_gateway(
+    settings: Settings, host: str, port: int, server_name: str | None = None
+) -> tuple[FastMCP, dict[str, Any]]:
+    """The gateway as served over HTTP on host:port, and the options of its HTTP app (`server.http_app(**options)`
+    or `server.run(transport="http", **options)`)."""
+    from mcp_bridge.http_security import http_auth, http_options
+
+    # Checked before anything is built (a ConfigError stops start-up): a token off loopback, the allowed host
+    # names when bound to every interface, the identity provider's keys. Every request then passes the
+    # Host/Origin guard before its token is looked at.
+    auth = http_auth(settings, host, port)
+    options = http_options(settings, host, port, auth)
+    # Signed-in callers (auth: oidc) get what their roles allow; the shared token and loopback get everything.
+    access = AccessControl.from_settings(settings) if settings.mcp.http.auth == "oidc" else None
+    server = build_server(settings, only=server_name, access=access)
+    server.auth = auth
+    return server, options

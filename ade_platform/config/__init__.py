@@ -4,6 +4,7 @@ One module per section of ade.yaml (`store.py` for `store:`, `bi.py` for `bi:`, 
 `loading.py` for reading the file; every public name is re-exported here: `from ade_platform.config import X`.
 """
 
+from ade_platform.config.access import EFFECTS, AccessSettings, CallerLimits, Effect, OidcSettings, Role
 from ade_platform.config.base import DEFAULT_CONFIG, REPO_ROOT, ConfigError
 from ade_platform.config.bi import BiSettings, LookerSettings, MetabaseSettings
 from ade_platform.config.dagster import DagsterInstanceSettings, ScheduleSettings
@@ -49,14 +50,17 @@ from ade_platform.config.warehouses import (
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "EFFECTS",
     "MIN_TOKEN_LENGTH",
     "REPO_ROOT",
     "SERVER_ALIASES",
     "TOOLSETS",
     "TOOLSET_MODULES",
+    "AccessSettings",
     "AirflowSettings",
     "BiSettings",
     "BigQueryWarehouse",
+    "CallerLimits",
     "ConfigError",
     "DagsterInstanceSettings",
     "DagsterOrchestratorSettings",
@@ -65,6 +69,7 @@ __all__ = [
     "DbtCloudSettings",
     "DbtSettings",
     "DuckDBWarehouse",
+    "Effect",
     "FreshnessTarget",
     "HttpSettings",
     "LimitSettings",
@@ -73,10 +78,12 @@ __all__ = [
     "LookerSettings",
     "McpSettings",
     "MetabaseSettings",
+    "OidcSettings",
     "OrchestratorSettings",
     "PiiPatternSettings",
     "PiiSettings",
     "PrefectSettings",
+    "Role",
     "S3StoreSettings",
     "ScheduleSettings",
     "Settings",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 
+from ade_platform.config.access import AccessSettings, AuthMode, OidcSettings
 from ade_platform.config.base import _Model, empty_is_none
 
 # Every toolset, declared once: its server name (the spec's), the package under mcp_bridge/toolsets/ whose
@@ -39,6 +40,12 @@ MIN_TOKEN_LENGTH = 32
 class HttpSettings(_Model):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
+    auth: AuthMode = Field(
+        "token",
+        description="token: one shared bearer token (`token`); oidc: each caller signs in at the identity "
+        "provider (`oidc`), and `mcp.access` says what they may do.",
+    )
+    oidc: OidcSettings | None = None
     token: SecretStr | None = Field(
         None,
         description=f"Bearer token (at least {MIN_TOKEN_LENGTH} characters); required unless bound to loopback.",
@@ -80,6 +87,14 @@ class HttpSettings(_Model):
             raise ValueError(f"{bad} are not {form}")
         return value
 
+    @model_validator(mode="after")
+    def _one_way_to_sign_in(self) -> HttpSettings:
+        if self.auth == "oidc" and self.oidc is None:
+            raise ValueError("auth: oidc needs an oidc: section (at least its issuer)")
+        if self.auth == "oidc" and self.token is not None:
+            raise ValueError("auth: oidc signs callers in at the identity provider; remove token")
+        return self
+
 
 class McpSettings(_Model):
     toolsets: list[str] = Field(default_factory=lambda: list(TOOLSETS))
@@ -108,6 +123,7 @@ class McpSettings(_Model):
         description="Observed objects kept in all (the least recently seen go first).",
     )
     http: HttpSettings = Field(default_factory=HttpSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
 
     @field_validator("toolsets")
     @classmethod
