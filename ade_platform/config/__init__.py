@@ -15,9 +15,6 @@ from ade_platform.config.lineage import LineageBuilder, LineageSettings
 from ade_platform.config.loading import load_settings
 from ade_platform.config.mcp import (
     MIN_TOKEN_LENGTH,
-    SERVER_ALIASES,
-    TOOLSET_MODULES,
-    TOOLSETS,
     HttpSettings,
     LimitSettings,
     McpSettings,
@@ -40,6 +37,7 @@ from ade_platform.config.snowflake import (
     SnowflakeSyncSettings,
 )
 from ade_platform.config.store import S3StoreSettings, StoreSettings
+from ade_platform.config.toolsets import SERVER_ALIASES, TOOLSET_MODULES, TOOLSETS
 from ade_platform.config.warehouses import (
     BigQueryWarehouse,
     DuckDBWarehouse,

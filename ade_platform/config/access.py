@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ade_platform.config.base import _Model
+from ade_platform.config.toolsets import TOOLSETS
 
 Effect = Literal["read", "trigger", "ddl", "workspace"]
 EFFECTS: tuple[Effect, ...] = ("read", "trigger", "ddl", "workspace")
@@ -115,7 +116,6 @@ class AccessSettings(_Model):
 
     @model_validator(mode="after")
     def _roles_exist(self) -> AccessSettings:
-        from ade_platform.config.mcp import TOOLSETS
 
         named = {*self.default_roles}
         for grants in (*self.scopes.values(), *self.groups.values()):
