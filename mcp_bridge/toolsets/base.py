@@ -91,35 +91,33 @@ def new_toolset(name: str, instructions: str, tools: object | None = None) -> Fa
 
 
 # ---- a toolset package's tools: methods of one class, marked where they are defined ------------------------
-def tool(annotations: ToolAnnotations, *, output_schema: Any = None) -> Callable[[F], F]:
-    """Mark a method of a toolset's tools class as an MCP tool (its name, docstring and parameters are the
-    published tool's); `add_tools` registers it."""
+def tool(annotations: ToolAnnotations, *, answer: Any = None) -> Callable[[F], F]:
+    """Mark a method of a toolset's tools class as an MCP tool: its name, docstring and parameters are the
+    published tool's. `answer` is the TypedDict the tool returns, published as its output schema (tools that
+    return a pydantic model get theirs from the return annotation)."""
 
     def mark(fn: F) -> F:
-        options: dict[str, Any] = {"annotations": annotations}
-        if output_schema is not None:
-            options["output_schema"] = output_schema
-        fn.mcp_tool_options = options  # type: ignore[attr-defined]
+        fn.mcp_tool_options = {"annotations": annotations, "answer": answer}  # type: ignore[attr-defined]
         return fn
 
     return mark
 
 
-def add_tools(server: FastMCP, tools: object) -> None:
-    """Register every method of `tools` marked with `@tool`, bound to it, in the order its class defines them."""
-    for name, member in vars(type(tools)).items():
-        options = getattr(member, "mcp_tool_options", None)
-        if options is not None:
-            server.tool(**options)(getattr(tools, name))
-
-
-def register_tools(
-    server: FastMCP, tools: Any, answers: dict[str, Any], annotations: ToolAnnotations
-) -> FastMCP:
-    """The server with the methods of `tools` named in `answers` (in that order) registered as tools, each
-    publishing its answer's shape (a TypedDict) as output schema: derived in one pydantic pass, and only when
-    the schema cache lacks it."""
-    published = deferred_schemas_of(*answers.values())
-    for name, shape in answers.items():
-        server.tool(annotations=annotations, output_schema=published[shape])(getattr(tools, name))
-    return server
+def add_tools(server: FastMCP, tools: object, *, published_name: Callable[[str], str] | None = None) -> None:
+    """Register every method of `tools` marked with `@tool`, bound to it, in the order its class defines them,
+    named `published_name(method)` when given. The answers' schemas are derived in one pydantic pass, and only
+    when the schema cache lacks one."""
+    marked = [
+        (name, options)
+        for name, member in vars(type(tools)).items()
+        if (options := getattr(member, "mcp_tool_options", None)) is not None
+    ]
+    answers = list(dict.fromkeys(o["answer"] for _, o in marked if o["answer"] is not None))
+    schemas = deferred_schemas_of(*answers) if answers else {}
+    for name, options in marked:
+        kwargs: dict[str, Any] = {"annotations": options["annotations"]}
+        if options["answer"] is not None:
+            kwargs["output_schema"] = schemas[options["answer"]]
+        if published_name is not None:
+            kwargs["name"] = published_name(name)
+        server.tool(**kwargs)(getattr(tools, name))

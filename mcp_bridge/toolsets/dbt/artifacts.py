@@ -18,7 +18,7 @@ from ade_platform.lib.dbt import column_lineage as col_lineage
 from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, tool
 from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
 from mcp_bridge.toolsets.schemas.dbt import (
     BlastRadiusAnswer,
@@ -38,19 +38,6 @@ INSTRUCTIONS = (
     "source freshness), materialized by Dagster into the asset store. Answers carry provenance."
 )
 
-# tool -> its answer's shape, in the order the tools are registered
-ANSWERS = {
-    "dbt_get_lineage": LineageAnswer,
-    "dbt_get_blast_radius": BlastRadiusAnswer,
-    "dbt_get_model_tests": ModelTestsAnswer,
-    "dbt_get_failed_models": FailedModelsAnswer,
-    "dbt_detect_silent_skip": SilentSkipAnswer,
-    "dbt_get_schema": SchemaAnswer,
-    "dbt_scan_pii_risk": PiiAnswer,
-    "dbt_get_source_freshness": SourceFreshnessAnswer,
-    "dbt_find_select_star": SelectStarAnswer,
-    "dbt_get_column_lineage": ColumnLineageAnswer,
-}
 
 NodeId = Annotated[
     str,
@@ -85,9 +72,7 @@ SourcesPath = _path("sources.json")
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return register_tools(
-        new_toolset("dbt-artifacts", INSTRUCTIONS), DbtArtifactTools(ctx), ANSWERS, READ_ONLY
-    )
+    return new_toolset("dbt-artifacts", INSTRUCTIONS, DbtArtifactTools(ctx))
 
 
 class DbtArtifactTools:
@@ -103,6 +88,7 @@ class DbtArtifactTools:
         self.pii_patterns = self.configured_patterns + pii.BUILTIN_PATTERNS
         self.pii_tags = tuple(t.lower() for t in pii_settings.tags)
 
+    @tool(READ_ONLY, answer=LineageAnswer)
     def dbt_get_lineage(
         self,
         node_id: NodeId,
@@ -126,6 +112,7 @@ class DbtArtifactTools:
         body = lineage.traverse(index, root, direction, depth, max_nodes=self.max_nodes, views=views)
         return as_result(self.ctx.cached_answer(snapshot, body))
 
+    @tool(READ_ONLY, answer=BlastRadiusAnswer)
     def dbt_get_blast_radius(self, node_id: NodeId) -> ToolResult:
         """Everything downstream that a failure, schema change or drop of this node would affect.
 
@@ -139,6 +126,7 @@ class DbtArtifactTools:
         body = lineage.blast_radius(index, root, max_nodes=self.max_nodes, views=views)
         return as_result(self.ctx.cached_answer(snapshot, body))
 
+    @tool(READ_ONLY, answer=ModelTestsAnswer)
     def dbt_get_model_tests(self, model_name: ModelName) -> ToolResult:
         """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
         tests) and singular, with column, severity and config (the test's arguments).
@@ -157,6 +145,7 @@ class DbtArtifactTools:
         }
         return as_result(self.ctx.cached_answer(snapshot, body))
 
+    @tool(READ_ONLY, answer=FailedModelsAnswer)
     def dbt_get_failed_models(self, run_results_path: RunResultsPath = None) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
         it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals.
@@ -175,6 +164,7 @@ class DbtArtifactTools:
             body["truncated"] = body.get("truncated", False) or cut
         return as_result(self.inputs.run_answer(snapshot, body, index_snap))
 
+    @tool(READ_ONLY, answer=SilentSkipAnswer)
     def dbt_detect_silent_skip(
         self,
         expected_patterns: Annotated[
@@ -216,6 +206,7 @@ class DbtArtifactTools:
         }
         return as_result(self.inputs.run_answer(snapshot, body, index_snap))
 
+    @tool(READ_ONLY, answer=SchemaAnswer)
     def dbt_get_schema(
         self,
         model_name: ModelName,
@@ -244,6 +235,7 @@ class DbtArtifactTools:
         observations = [seen] if seen else None
         return as_result(self.inputs.answer(catalog_snap, body, snapshot, observations=observations))
 
+    @tool(READ_ONLY, answer=PiiAnswer)
     def dbt_scan_pii_risk(
         self,
         manifest_path: ManifestPath = None,
@@ -277,6 +269,7 @@ class DbtArtifactTools:
         body["findings"], body["truncated"] = capped(report["findings"], self.max_rows)
         return as_result(self.inputs.answer(index_snap, body, catalog_snap))
 
+    @tool(READ_ONLY, answer=SourceFreshnessAnswer)
     def dbt_get_source_freshness(self, sources_path: SourcesPath = None) -> ToolResult:
         """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
         runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
@@ -289,6 +282,7 @@ class DbtArtifactTools:
         body["sources"], body["truncated"] = capped(report["sources"], self.max_rows)
         return as_result(self.inputs.answer(snapshot, body, index_snap))
 
+    @tool(READ_ONLY, answer=SelectStarAnswer)
     def dbt_find_select_star(
         self,
         manifest_path: ManifestPath = None,
@@ -323,6 +317,7 @@ class DbtArtifactTools:
         }
         return as_result(self.inputs.answer(manifest, body, index_snap, report))
 
+    @tool(READ_ONLY, answer=ColumnLineageAnswer)
     def dbt_get_column_lineage(
         self,
         node_id: NodeId,

@@ -23,7 +23,7 @@ from ade_platform.lib.dbt import project_files as pf
 from ade_platform.lib.dbt.lookup import UnresolvedNode
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
-from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, register_tools
+from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, tool
 from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
 from mcp_bridge.toolsets.schemas.dbt import (
     ModelListAnswer,
@@ -39,14 +39,6 @@ INSTRUCTIONS = (
     "stay inside the project root."
 )
 
-# tool -> its answer's shape, in the order the tools are registered
-ANSWERS = {
-    "fs_read_model_sql": ModelSqlAnswer,
-    "fs_read_schema_yaml": YamlFileAnswer,
-    "fs_list_models": ModelListAnswer,
-    "fs_read_project_config": ProjectConfigAnswer,
-    "fs_find_models_referencing": ReferencesAnswer,
-}
 
 ModelName = Annotated[
     str,
@@ -115,7 +107,7 @@ def _model_rows(index: dict[str, Any]) -> dict[str, Any]:
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return register_tools(new_toolset("dbt-project", INSTRUCTIONS), DbtProjectTools(ctx), ANSWERS, READ_ONLY)
+    return new_toolset("dbt-project", INSTRUCTIONS, DbtProjectTools(ctx))
 
 
 class DbtProjectTools:
@@ -179,6 +171,7 @@ class DbtProjectTools:
                 return extra[uid], None, "last_build_manifest"
         raise ToolFailure("compiled_not_found", f"no compiled SQL for {model_name!r}", model_name=model_name)
 
+    @tool(READ_ONLY, answer=ModelSqlAnswer)
     def fs_read_model_sql(
         self,
         model_name: ModelName,
@@ -214,6 +207,7 @@ class DbtProjectTools:
             }
         )
 
+    @tool(READ_ONLY, answer=YamlFileAnswer)
     def fs_read_schema_yaml(
         self,
         schema_path: Annotated[
@@ -230,6 +224,7 @@ class DbtProjectTools:
         real = pf.confine(schema_path, [project_root], project_root)
         return _file_answer(real, pf.read_yaml(real, schema_path))
 
+    @tool(READ_ONLY, answer=ModelListAnswer)
     def fs_list_models(
         self,
         tag: Annotated[Filter, Field(description="Only models with this dbt tag, e.g. finance.")] = None,
@@ -267,12 +262,14 @@ class DbtProjectTools:
             rows = [rows[i] for i in sorted(set.intersection(*chosen))]
         return as_result(self.ctx.cached_answer(snapshot, _listing("models", rows, self.max_rows)))
 
+    @tool(READ_ONLY, answer=ProjectConfigAnswer)
     def fs_read_project_config(self) -> ToolResult:
         """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
         tags). Jinja such as env_var() is returned as written, never rendered."""
         project_root = self._root()
         return _file_answer(project_root / "dbt_project.yml", pf.project_config(project_root))
 
+    @tool(READ_ONLY, answer=ReferencesAnswer)
     def fs_find_models_referencing(
         self,
         source_or_model: Annotated[

@@ -14,9 +14,9 @@ from __future__ import annotations
 from fastmcp import FastMCP
 
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import new_toolset
+from mcp_bridge.toolsets.base import add_tools, new_toolset
 from mcp_bridge.toolsets.snowfakery import prompts, resources
-from mcp_bridge.toolsets.snowfakery.tools import TOOLS, SnowfakeryTools
+from mcp_bridge.toolsets.snowfakery.tools import SnowfakeryTools
 
 INSTRUCTIONS = (
     "Author, validate and run Snowfakery recipes. Read snowfakery://schema/recipe-jsonschema, "
@@ -29,8 +29,7 @@ INSTRUCTIONS = (
 def build(ctx: BridgeContext) -> FastMCP:
     server = new_toolset("snowfakery", INSTRUCTIONS)
     tools = SnowfakeryTools(ctx)
-    for name, hints in TOOLS.items():
-        server.tool(name=ctx.tool_name(f"snowfakery.{name}"), annotations=hints)(getattr(tools, name))
+    add_tools(server, tools, published_name=lambda method: ctx.tool_name(f"snowfakery.{method}"))
     resources.register(server, tools.services)
     prompts.register(server)
     return server

@@ -1,4 +1,4 @@
-"""The snowfakery tools: each method of SnowfakeryTools named in TOOLS is one tool (published as
+"""The snowfakery tools: each method of SnowfakeryTools marked `@tool` is one tool (published as
 `snowfakery.<method>`), its signature and docstring the published ones."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY
+from mcp_bridge.toolsets.base import READ_ONLY, tool
 from mcp_bridge.toolsets.schemas.snowfakery import (
     Analysis,
     Capabilities,
@@ -35,21 +35,6 @@ SANDBOXED = ToolAnnotations(
 WRITES_WORKSPACE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
 )
-# tool (method) -> its MCP annotations, in the order the tools are registered
-TOOLS = {
-    "list_capabilities": READ_ONLY,
-    "list_examples": READ_ONLY,
-    "get_example": READ_ONLY,
-    "get_schema": READ_ONLY,
-    "search_docs": READ_ONLY,
-    "validate_recipe": SANDBOXED,
-    "analyze_recipe": READ_ONLY,
-    "run_recipe": WRITES_WORKSPACE,
-    "render_diagram": SANDBOXED,
-    "generate_mapping": SANDBOXED,
-    "format_recipe": READ_ONLY,
-    "explain_errors": SANDBOXED,
-}
 OutputFormat = Literal["txt", "json", "csv", "sql", "dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
 DiagramFormat = Literal["dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
 OptionValue = str | int | float | bool
@@ -85,6 +70,7 @@ class SnowfakeryTools:
         self.ctx = ctx
         self.services = ServiceHolder(ctx.settings)
 
+    @tool(READ_ONLY)
     def list_capabilities(self) -> Capabilities:
         """Snowfakery version, supported output formats, language features and this server's limits.
 
@@ -94,6 +80,7 @@ class SnowfakeryTools:
         with self.services.scrubbed() as service:
             return service.capabilities()
 
+    @tool(READ_ONLY)
     def list_examples(
         self,
         prefix: Annotated[
@@ -112,6 +99,7 @@ class SnowfakeryTools:
                 "source": service.content.source("examples"),
             }
 
+    @tool(READ_ONLY)
     def get_example(
         self,
         name: Annotated[
@@ -138,6 +126,7 @@ class SnowfakeryTools:
                 },
             }
 
+    @tool(READ_ONLY)
     def get_schema(self) -> SchemaAnswer:
         """The recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
         with self.services.scrubbed() as service:
@@ -147,6 +136,7 @@ class SnowfakeryTools:
                 "source": service.content.source("schema"),
             }
 
+    @tool(READ_ONLY)
     def search_docs(
         self,
         query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
@@ -157,6 +147,7 @@ class SnowfakeryTools:
             results = service.content.search(query, limit)
             return {"query": query, "results": results, "count": len(results)}
 
+    @tool(SANDBOXED)
     def validate_recipe(
         self,
         recipe_path: RecipePath = None,
@@ -186,6 +177,7 @@ class SnowfakeryTools:
                 plugin_options=plugin_options,
             )
 
+    @tool(READ_ONLY)
     def analyze_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> Analysis:
         """What a recipe will generate, from its YAML alone (nothing runs).
 
@@ -197,6 +189,7 @@ class SnowfakeryTools:
         with self.services.scrubbed() as service:
             return service.analyze(service.source(recipe_path, recipe_text))
 
+    @tool(WRITES_WORKSPACE)
     def run_recipe(
         self,
         recipe_path: RecipePath = None,
@@ -331,6 +324,7 @@ class SnowfakeryTools:
                 answer["update_input_file"] = service.workspace.display(plan["update_input"])
             return answer
 
+    @tool(SANDBOXED)
     def render_diagram(
         self,
         recipe_path: RecipePath = None,
@@ -370,6 +364,7 @@ class SnowfakeryTools:
                 "resources": answer["resources"],
             }
 
+    @tool(SANDBOXED)
     def generate_mapping(
         self,
         recipe_path: RecipePath = None,
@@ -407,6 +402,7 @@ class SnowfakeryTools:
                 "resources": answer["resources"],
             }
 
+    @tool(READ_ONLY)
     def format_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> FormatAnswer:
         """Re-indent a recipe in one stable style, keeping comments; the data it describes never changes.
 
@@ -415,6 +411,7 @@ class SnowfakeryTools:
         with self.services.scrubbed() as service:
             return service.format(service.source(recipe_path, recipe_text))
 
+    @tool(SANDBOXED)
     def explain_errors(
         self,
         recipe_path: RecipePath = None,

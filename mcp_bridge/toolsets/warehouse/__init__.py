@@ -13,8 +13,8 @@ from __future__ import annotations
 from fastmcp import FastMCP
 
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset, register_tools
-from mcp_bridge.toolsets.warehouse.tools import ANSWERS, WarehouseTools
+from mcp_bridge.toolsets.base import new_toolset
+from mcp_bridge.toolsets.warehouse.tools import WarehouseTools
 
 INSTRUCTIONS = (
     "Warehouse schema, drift, freshness and bounded read-only queries (DuckDB, Snowflake, BigQuery). "
@@ -23,6 +23,4 @@ INSTRUCTIONS = (
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return register_tools(
-        new_toolset("warehouse", INSTRUCTIONS), WarehouseTools(ctx), ANSWERS, READ_ONLY_OPEN_WORLD
-    )
+    return new_toolset("warehouse", INSTRUCTIONS, WarehouseTools(ctx))

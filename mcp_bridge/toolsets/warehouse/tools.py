@@ -16,6 +16,7 @@ from ade_platform.lib.warehouse import schema as wschema
 from ade_platform.lib.warehouse.types import is_temporal
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
+from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, tool
 from mcp_bridge.toolsets.schemas.warehouse import (
     DriftAnswer,
     DuplicatesAnswer,
@@ -27,16 +28,6 @@ from mcp_bridge.toolsets.schemas.warehouse import (
 )
 from mcp_bridge.toolsets.warehouse.service import WarehouseService, split, table_index, unreadable
 
-# tool -> its answer's shape, in the order the tools are registered
-ANSWERS = {
-    "warehouse_execute": ExecuteAnswer,
-    "warehouse_get_schema": WarehouseSchemaAnswer,
-    "warehouse_detect_schema_drift": DriftAnswer,
-    "warehouse_check_freshness": FreshnessAnswer,
-    "warehouse_get_query_history": QueryHistoryAnswer,
-    "warehouse_explain_query": ExplainAnswer,
-    "warehouse_detect_duplicates": DuplicatesAnswer,
-}
 HISTORY_ROWS = 100
 MAX_SCHEMA_COLUMNS = 5000
 Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
@@ -59,6 +50,7 @@ class WarehouseTools:
         self.ctx = ctx
         self.service = WarehouseService(ctx)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=ExecuteAnswer)
     def warehouse_execute(
         self,
         sql: Sql,
@@ -103,6 +95,7 @@ class WarehouseTools:
             "warehouse_execute", name, {"sql": sql, "warehouse": name, "limit": bound}, run
         )
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=WarehouseSchemaAnswer)
     def warehouse_get_schema(
         self,
         schema_name: Annotated[
@@ -143,6 +136,7 @@ class WarehouseTools:
         body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
         return self.ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=DriftAnswer)
     def warehouse_detect_schema_drift(
         self,
         model_name: Annotated[str, Field(min_length=1, max_length=512, description="The dbt model name.")],
@@ -164,6 +158,7 @@ class WarehouseTools:
         name, wh = self.service.pick(warehouse)
         return self.service.drift(name, wh.type, model_name, manifest_path)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=FreshnessAnswer)
     def warehouse_check_freshness(
         self,
         table_name: TableName,
@@ -223,6 +218,7 @@ class WarehouseTools:
         args = {"table_name": table_name, "timestamp_column": timestamp_column, "warehouse": name}
         return self.ctx.observed(tool, self.service.live(tool, name, args, run), warehouse=name, table=table)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=QueryHistoryAnswer)
     def warehouse_get_query_history(
         self,
         table_pattern: Annotated[
@@ -257,6 +253,7 @@ class WarehouseTools:
         args = {"table_pattern": table_pattern, "lookback_days": lookback_days, "warehouse": name}
         return self.service.live("warehouse_get_query_history", name, args, run)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=ExplainAnswer)
     def warehouse_explain_query(self, sql: Sql, warehouse: WarehouseName = None) -> dict[str, Any]:
         """The execution plan of a read-only query without running it: DuckDB plan tree, Snowflake
         EXPLAIN USING TEXT, BigQuery dry run (with the bytes it would process)."""
@@ -271,6 +268,7 @@ class WarehouseTools:
 
         return self.service.live("warehouse_explain_query", name, {"sql": sql, "warehouse": name}, run)
 
+    @tool(READ_ONLY_OPEN_WORLD, answer=DuplicatesAnswer)
     def warehouse_detect_duplicates(
         self,
         table_name: TableName,
