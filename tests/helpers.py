@@ -1,12 +1,25 @@
-"""Test helpers shared by the MCP tests."""
+"""Test helpers shared by the tests (and the benchmarks that start the platform like them)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
+from unittest.mock import patch
 
 from fastmcp import Client, FastMCP
+
+
+@contextmanager
+def environment(values: Mapping[str, str], unset: Iterable[str] = ()) -> Iterator[None]:
+    """os.environ with `values` set and the `unset` names removed; all of it as it was again afterwards."""
+    with patch.dict(os.environ, values):
+        for name in unset:
+            os.environ.pop(name, None)
+        yield
 
 
 def initialize_request(client_name: str = "t") -> dict[str, Any]:
