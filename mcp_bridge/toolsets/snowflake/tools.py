@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastmcp.tools import ToolResult
-from mcp.types import TextContent, ToolAnnotations
+from mcp.types import TextContent
 from pydantic import Field
 
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES
-from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, tool
+from mcp_bridge.toolsets.base import DESTRUCTIVE, READ_ONLY_OPEN_WORLD, SYNC, tool
 from mcp_bridge.toolsets.schemas.snowflake import (
     DdlAnswer,
     DdlResult,
@@ -25,10 +25,6 @@ from mcp_bridge.toolsets.schemas.snowflake import (
 )
 from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
 
-DESTRUCTIVE = ToolAnnotations(
-    readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
-)
-SYNC = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=True)
 ObjectType = Literal[OBJECT_TYPES]  # type: ignore[valid-type]
 Connection = Annotated[
     str | None,
