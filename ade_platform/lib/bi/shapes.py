@@ -10,14 +10,13 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 TileStatus = Literal["ok", "error", "empty", "unknown"]
 DashboardStatus = Literal["ok", "error", "unknown"]
 
 
-class TableRef(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TableRef(OpenShape):
     relation: str  # database.schema.name as the warehouse names it, unquoted
     database: str | None
     schema: str | None
@@ -25,8 +24,7 @@ class TableRef(TypedDict):
     how: Literal["sql_parse", "explore_sql_table_name", "source_table"]
 
 
-class ElementInfo(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ElementInfo(OpenShape):
     id: str
     title: str | None
     type: str  # vis, text, ... (Looker element type; Metabase card display or "text")
@@ -60,8 +58,7 @@ def new_element(*, id: str, title: str | None, type: str, runnable: bool, **know
     return element
 
 
-class DashboardSummary(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardSummary(OpenShape):
     id: str
     title: str
     folder: str | None
@@ -87,5 +84,5 @@ class ElementHealth(TypedDict):
 
 
 # What running one tile gave: its health, with room for what a tool adds.
-class TileOutcome(ElementHealth):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TileOutcome(ElementHealth, OpenShape):
+    pass

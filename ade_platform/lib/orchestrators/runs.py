@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from typing_extensions import TypedDict
-
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 Status = Literal["success", "failed", "running", "queued", "other"]
 
@@ -43,8 +41,7 @@ _STATUS: dict[str, Status] = {
 }
 
 
-class RunRecord(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunRecord(OpenShape):
     run_id: str
     state: str
     status: Status
@@ -56,8 +53,7 @@ class RunRecord(TypedDict):
     external_trigger: bool | None
 
 
-class HistoryRun(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class HistoryRun(OpenShape):
     run_id: str
     state: str
     execution_date: str | None
@@ -65,8 +61,7 @@ class HistoryRun(TypedDict):
     run_type: str | None
 
 
-class HistorySummary(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class HistorySummary(OpenShape):
     runs: list[HistoryRun]
     total_runs: int
     success_count: int

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired
 
-from typing_extensions import TypedDict
-
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 # ---- bi_list_dashboards ------------------------------------------------------------------------------------
-class DashboardListItem(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardListItem(OpenShape):
     dashboard_id: str
     title: str
     folder: str | None
@@ -29,8 +26,7 @@ class DashboardListItem(TypedDict):
     url: str | None
 
 
-class DashboardList(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardList(OpenShape):
     tool: str
     dashboards: list[DashboardListItem]
     total: int
@@ -38,8 +34,7 @@ class DashboardList(TypedDict):
 
 
 # ---- bi_get_dashboard_elements -----------------------------------------------------------------------------
-class ElementOut(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ElementOut(OpenShape):
     element_id: str
     title: str | None
     element_type: str
@@ -56,8 +51,7 @@ class ElementOut(TypedDict):
     error_detail: str | None
 
 
-class DashboardElements(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardElements(OpenShape):
     dashboard_id: str
     tool: str
     title: str
@@ -75,8 +69,7 @@ class HealthAnswer(report.DashboardHealth):
 
 
 # ---- bi_verify_row_counts ----------------------------------------------------------------------------------
-class RowCountAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RowCountAnswer(OpenShape):
     dashboard_id: str
     tool: str
     title: str
@@ -92,8 +85,7 @@ class RowCountAnswer(TypedDict):
 
 
 # ---- bi_run_look -------------------------------------------------------------------------------------------
-class LookAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LookAnswer(OpenShape):
     look_id: int
     title: str | None
     row_count: int

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -22,8 +22,7 @@ def _spec_list(what: str) -> Any:
 
 
 # ---- dbt_get_lineage -------------------------------------------------------------------------------------
-class LineageNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LineageNode(OpenShape):
     node_id: str
     resource_type: str | None
     name: str | None
@@ -37,8 +36,7 @@ LineageEdge = with_config(OPEN)(
 )  # `from` is a Python keyword
 
 
-class LineageAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LineageAnswer(OpenShape):
     root_node: str
     direction: Literal["upstream", "downstream"]
     depth: int | None
@@ -50,8 +48,7 @@ class LineageAnswer(TypedDict):
 
 
 # ---- dbt_get_blast_radius --------------------------------------------------------------------------------
-class AffectedNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class AffectedNode(OpenShape):
     node_id: str
     name: str
     resource_type: str
@@ -60,8 +57,7 @@ class AffectedNode(TypedDict):
     has_downstream_dependents: bool
 
 
-class BlastRadiusAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class BlastRadiusAnswer(OpenShape):
     node_id: str
     affected: Annotated[
         list[AffectedNode], _spec_list("every node downstream (seeds excluded), nearest first")
@@ -72,8 +68,7 @@ class BlastRadiusAnswer(TypedDict):
 
 
 # ---- dbt_get_model_tests ---------------------------------------------------------------------------------
-class ModelTest(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelTest(OpenShape):
     test_id: str
     test_name: str | None
     test_type: Annotated[
@@ -90,8 +85,7 @@ class ModelTest(TypedDict):
     tags: list[str]
 
 
-class ModelTestsAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelTestsAnswer(OpenShape):
     model_name: str | None
     node_id: str
     tests: Annotated[list[ModelTest], _spec_list("the tests on the model; empty when it is untested")]
@@ -100,8 +94,7 @@ class ModelTestsAnswer(TypedDict):
 
 
 # ---- dbt_get_failed_models -------------------------------------------------------------------------------
-class RunNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunNode(OpenShape):
     node_id: str
     name: str
     resource_type: str
@@ -115,10 +108,9 @@ class RunNode(TypedDict):
     failures: NotRequired[int]
 
 
-class DbtInvocationInfo(TypedDict):
+class DbtInvocationInfo(OpenShape):
     """One dbt invocation as dbt's own log (`<project>/logs/dbt.log`) reports it."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     invocation_id: str | None
     command: Annotated[str | None, Field(description='"build", "run", "test", "source freshness", ...')]
     status: Annotated[
@@ -143,8 +135,7 @@ class DbtInvocationInfo(TypedDict):
     ]
 
 
-class FailedModelsAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class FailedModelsAnswer(OpenShape):
     run_id: str | None
     command: str | None
     run_started_at: str | None
@@ -167,8 +158,7 @@ class FailedModelsAnswer(TypedDict):
 
 
 # ---- dbt_detect_silent_skip ------------------------------------------------------------------------------
-class PatternCheck(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PatternCheck(OpenShape):
     pattern: str
     expected_match_count: int
     actual_match_count: int
@@ -181,8 +171,7 @@ class PatternCheck(TypedDict):
     ]
 
 
-class SilentSkipAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SilentSkipAnswer(OpenShape):
     patterns: Annotated[list[PatternCheck], _spec_list("one entry per expected pattern")]
     all_satisfied: bool
     missing_total: int
@@ -191,8 +180,7 @@ class SilentSkipAnswer(TypedDict):
 
 
 # ---- dbt_get_schema --------------------------------------------------------------------------------------
-class SchemaColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaColumn(OpenShape):
     column_name: str | None
     data_type: str | None
     comment: str | None
@@ -200,8 +188,7 @@ class SchemaColumn(TypedDict):
     tags: NotRequired[list[str]]
 
 
-class SchemaAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaAnswer(OpenShape):
     model_name: str | None
     node_id: str
     source: Literal["manifest", "catalog"]
@@ -227,8 +214,7 @@ class SchemaAnswer(TypedDict):
 
 
 # ---- dbt_scan_pii_risk -----------------------------------------------------------------------------------
-class PiiFinding(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PiiFinding(OpenShape):
     model_name: str
     node_id: str
     resource_type: str
@@ -242,8 +228,7 @@ class PiiFinding(TypedDict):
     risk_level: Literal["high", "medium", "low"]
 
 
-class PiiAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PiiAnswer(OpenShape):
     findings: Annotated[
         list[PiiFinding], _spec_list("columns that look personal, riskiest and untagged first")
     ]
@@ -256,8 +241,7 @@ class PiiAnswer(TypedDict):
 
 
 # ---- dbt_get_source_freshness ----------------------------------------------------------------------------
-class SourceFreshness(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceFreshness(OpenShape):
     source_name: str | None
     table_name: str | None
     unique_id: str
@@ -272,8 +256,7 @@ class SourceFreshness(TypedDict):
     error_message: NotRequired[str]
 
 
-class SourceFreshnessAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceFreshnessAnswer(OpenShape):
     generated_at: str | None
     elapsed_seconds: float | None
     sources: list[SourceFreshness]
@@ -285,16 +268,14 @@ class SourceFreshnessAnswer(TypedDict):
 
 
 # ---- dbt_find_select_star --------------------------------------------------------------------------------
-class StarOccurrence(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class StarOccurrence(OpenShape):
     scope: Literal["final", "cte", "subquery"]
     cte_name: str | None
     qualifier: str | None
     selects_from: list[str]
 
 
-class SelectStarModel(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SelectStarModel(OpenShape):
     model_name: str | None
     node_id: str
     schema: str | None
@@ -307,8 +288,7 @@ class SelectStarModel(TypedDict):
     compiled_sql_snippet: str
 
 
-class SelectStarAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SelectStarAnswer(OpenShape):
     models: Annotated[list[SelectStarModel], _spec_list("models that select a star, propagating ones first")]
     total: int
     propagating_total: int
@@ -317,8 +297,7 @@ class SelectStarAnswer(TypedDict):
 
 
 # ---- dbt_get_column_lineage ------------------------------------------------------------------------------
-class UpstreamColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class UpstreamColumn(OpenShape):
     node_id: str | None
     name: str | None
     relation: str
@@ -326,8 +305,7 @@ class UpstreamColumn(TypedDict):
     transformation: Literal["direct", "derived"]
 
 
-class ColumnLineageAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ColumnLineageAnswer(OpenShape):
     node_id: str
     model_name: str | None
     column_name: str
@@ -340,8 +318,7 @@ class ColumnLineageAnswer(TypedDict):
 
 
 # ---- dbt-project: fs_* -----------------------------------------------------------------------------------
-class ModelSqlAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelSqlAnswer(OpenShape):
     model_name: str
     node_id: str | None
     compiled: bool
@@ -356,24 +333,21 @@ class ModelSqlAnswer(TypedDict):
     provenance: Provenance
 
 
-class YamlFileAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class YamlFileAnswer(OpenShape):
     file_path: str
     content: Annotated[Any, Field(description="The parsed YAML.")]
     last_modified: str
     provenance: Provenance
 
 
-class ProjectConfigAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ProjectConfigAnswer(OpenShape):
     file_path: str
     content: Annotated[dict[str, Any], Field(description="dbt_project.yml, parsed; Jinja left as written.")]
     last_modified: str
     provenance: Provenance
 
 
-class ProjectModel(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ProjectModel(OpenShape):
     model_name: str | None
     file_path: str | None
     node_id: NotRequired[str]
@@ -384,8 +358,7 @@ class ProjectModel(TypedDict):
     description: NotRequired[str]
 
 
-class ModelListAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelListAnswer(OpenShape):
     models: Annotated[
         list[ProjectModel],
         _spec_list(
@@ -397,8 +370,7 @@ class ModelListAnswer(TypedDict):
     provenance: Provenance
 
 
-class Reference(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Reference(OpenShape):
     model_name: str
     file_path: str
     reference_type: Annotated[str, Field(description="ref or source")]
@@ -406,8 +378,7 @@ class Reference(TypedDict):
     line_number: int
 
 
-class ReferencesAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ReferencesAnswer(OpenShape):
     references: Annotated[list[Reference], _spec_list("one entry per ref() or source() call found")]
     total: int
     truncated: bool

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from typing_extensions import TypedDict
-
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 # ---- dbtcloud_trigger_job ----------------------------------------------------------------------------------
-class TriggerAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TriggerAnswer(OpenShape):
     run_id: int
     job_id: int
     status: str
@@ -28,8 +25,7 @@ class TriggerAnswer(TypedDict):
 
 
 # ---- dbtcloud_poll_run -------------------------------------------------------------------------------------
-class StepAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class StepAnswer(OpenShape):
     index: int | None
     name: str
     status: str
@@ -38,8 +34,7 @@ class StepAnswer(TypedDict):
     duration_seconds: float | None
 
 
-class PollAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PollAnswer(OpenShape):
     run_id: int
     job_id: int | None
     status: str
@@ -56,8 +51,7 @@ class PollAnswer(TypedDict):
 
 
 # ---- dbtcloud_get_last_run ---------------------------------------------------------------------------------
-class LastRunAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LastRunAnswer(OpenShape):
     run_id: int
     job_id: int
     status: str
@@ -75,8 +69,7 @@ class LastRunAnswer(TypedDict):
 
 
 # ---- dbtcloud_fetch_artifact -------------------------------------------------------------------------------
-class ArtifactAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ArtifactAnswer(OpenShape):
     artifact: str
     run_id: int
     fetched_at: str
@@ -89,8 +82,7 @@ class ArtifactAnswer(TypedDict):
 
 
 # ---- dbtcloud_list_jobs ------------------------------------------------------------------------------------
-class JobEntry(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class JobEntry(OpenShape):
     job_id: int
     name: str | None
     environment_id: int | None
@@ -103,8 +95,7 @@ class JobEntry(TypedDict):
     tracked: bool
 
 
-class JobsAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class JobsAnswer(OpenShape):
     project_id: int
     environment_id: int | None
     jobs: list[JobEntry]
@@ -113,8 +104,7 @@ class JobsAnswer(TypedDict):
 
 
 # ---- dbtcloud_get_source_freshness -------------------------------------------------------------------------
-class SourceFreshness(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceFreshness(OpenShape):
     unique_id: str
     source_name: str | None
     table_name: str | None
@@ -125,8 +115,7 @@ class SourceFreshness(TypedDict):
     error: str | None
 
 
-class FreshnessAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class FreshnessAnswer(OpenShape):
     job_id: int
     run_id: int
     run_status: str

@@ -8,24 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from typing_extensions import TypedDict
-
 from ade_platform.clients.orchestrators import TaskRecord
 from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 class LastRun(RunRecord):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     backend: str
     provenance: Provenance
 
 
-class Triggered(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Triggered(OpenShape):
     dag_id: str
     run_id: str
     state: str
@@ -35,16 +31,14 @@ class Triggered(TypedDict):
     provenance: Provenance
 
 
-class TaskStatus(TaskRecord):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TaskStatus(TaskRecord, OpenShape):
     dag_id: str
     run_id: str
     backend: str
     provenance: Provenance
 
 
-class Logs(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Logs(OpenShape):
     dag_id: str
     run_id: str
     task_id: str
@@ -55,16 +49,14 @@ class Logs(TypedDict):
     provenance: Provenance
 
 
-class DetectedPatterns(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DetectedPatterns(OpenShape):
     results: list[PatternResult]
     patterns_checked: int
     builtin_signatures: bool
     matched_signatures: list[str]
 
 
-class RunHistory(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunHistory(OpenShape):
     dag_id: str
     lookback_days: int
     runs: list[HistoryRun]
