@@ -121,8 +121,20 @@ def _progress_line(record: Any, done: int, total: int, started: float) -> tuple[
             0,
         )
     if kind == "STEP_FAILURE":
-        return f"{stamp} ✗ {event.step_key} failed", 0
+        return f"{stamp} ✗ {event.step_key} failed: {failure_reason(event.step_failure_data)}", 0
     return None, 0
+
+
+def failure_reason(data: Any) -> str:
+    """Why a step failed, on one line and without a traceback: the description of the `Failure` it raised (an
+    asset's failure line, defs/step_failure.py), else only the exception's class: its text may quote anything."""
+    text = getattr(getattr(data, "user_failure_data", None), "description", None)
+    if not text:
+        error = getattr(data, "error", None)
+        name = getattr(error, "cls_name", None) or "an error"
+        text = f"{name} (the run's page in the Dagster UI has the details)"
+    line = " ".join(str(text).split())
+    return line if len(line) <= 500 else line[:499] + "…"
 
 
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
