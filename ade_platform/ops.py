@@ -189,6 +189,31 @@ def _newer_observation(obs: Any, materialized: float | None) -> dict[str, Any] |
     return {"kind": obs.kind, **obs.stamp()}
 
 
+def dbt_folders_note(settings: Settings) -> str | None:
+    """Which dbt target folder ADE watches for the team's own runs, and where ADE's own dbt output goes (None
+    without a local dbt project)."""
+    watched = settings.dbt_target_path
+    if watched is None:
+        return None
+    newest = (
+        max((f.stat().st_mtime for f in watched.glob("*.json") if f.is_file()), default=None)
+        if watched.is_dir()
+        else None
+    )
+    state = (
+        "does not exist yet"
+        if not watched.is_dir()
+        else (f"newest artifact {_age(time.time() - newest)} old" if newest else "no artifact yet")
+    )
+    origin = (
+        "dbt.target_path" if settings.dbt and settings.dbt.target_path else "default: the project's target/"
+    )
+    return (
+        f"dbt target folder watched (the team's dbt runs): {watched}  ({origin}; {state})\n"
+        f"ADE's own dbt output (kept apart): {settings.dbt_own_output}"
+    )
+
+
 def _age(seconds: float | None) -> str:
     if seconds is None:
         return "-"

@@ -83,9 +83,17 @@ class Settings(_Model):
 
     @property
     def dbt_target_path(self) -> Path | None:
+        """The watched dbt target folder: where the team's own dbt runs write (`dbt.target_path`, default the
+        project's `target/`)."""
         if self.dbt is None:
             return None
-        return self.dbt.target_path or self.home / "dbt" / "target"
+        return self.dbt.target_path or self.dbt.project_dir / "target"
+
+    @property
+    def dbt_own_output(self) -> Path:
+        """Where ADE's own dbt commands write (parse: `target/`, builds: `invocations/<command>`), apart from the
+        watched folder: ADE's builds and the team's never overwrite each other."""
+        return self.home / "dbt"
 
     def warehouse(self, name: str) -> DuckDBWarehouse | SnowflakeWarehouse | BigQueryWarehouse:
         try:
