@@ -72,6 +72,16 @@ class Settings(_Model):
             return None
         return value
 
+    @field_validator("snowflake", mode="before")
+    @classmethod
+    def _snowflake_off_without_config_file(cls, value: Any) -> Any:
+        # The same rule for the demo's Snowflake stand-in: `config_file: ${ADE_SNOWFLAKE_CONFIG:-}` empty (no
+        # stand-in running) means the section is off. A section that leaves config_file out reads the snow CLI's
+        # own configuration, as before.
+        if isinstance(value, dict) and "config_file" in value and not value["config_file"]:
+            return None
+        return value
+
     def model_post_init(self, context: Any, /) -> None:
         if isinstance(context, dict):
             self._env_references = dict(context.get("env_references") or {})
