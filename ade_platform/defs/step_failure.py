@@ -4,9 +4,12 @@ operator can act on. `ade materialize` prints it after the step's name, and the 
 The line names the system, its section of ade.yaml and its address (shown without user info, query or fragment),
 then the client's code and detail (agent-safe by contract: no credential, no traceback, no row), then what to do:
 
-    dbt Cloud (ade.yaml `dbt_cloud:`) at http://127.0.0.1:8791 did not answer (connection_failed: cannot reach
-    dbt Cloud at http://127.0.0.1:8791/api/v2 (ConnectError)). Start it, point `dbt_cloud:` at where it runs, or
-    remove the `dbt_cloud:` section of ade.yaml to turn it off.
+    dbt Cloud (ade.yaml `dbt_cloud:`) at http://127.0.0.1:8791/api/v2 did not answer (connection_failed: cannot
+    reach dbt Cloud at http://127.0.0.1:8791/api/v2 (ConnectError)). Start it, point `dbt_cloud:` at where it
+    runs, or remove the `dbt_cloud:` section of ade.yaml to turn it off.
+
+Any other error of the system (credentials refused, an object missing) says "refused", its code and detail, and
+the error's hint, else to check the section.
 
 A domain describes its system once, as the `Polled` its failure sensor polls (defs/failure_sensor.py), and its
 assets read it through `reach_in_step` (a client, closed after the block) or `failing_step` (a client the asset
@@ -24,8 +27,9 @@ from ade_platform.defs.failure_sensor import Polled, shown_address
 
 ClientT = TypeVar("ClientT")
 
-# The codes that mean "nothing answered there", as the clients raise them.
-UNREACHABLE_CODES = frozenset({"connection_failed", "timeout", "unreachable"})
+# The codes that mean "nothing answered there", as the clients raise them (clients/http.py: refused, reset,
+# timed out).
+UNREACHABLE_CODES = frozenset({"connection_failed"})
 
 
 def step_failure(system: Polled[Any], exc: Exception) -> dg.Failure:
