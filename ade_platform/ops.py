@@ -121,8 +121,20 @@ def _progress_line(record: Any, done: int, total: int, started: float) -> tuple[
             0,
         )
     if kind == "STEP_FAILURE":
-        return f"{stamp} ✗ {event.step_key} failed", 0
+        return f"{stamp} ✗ {event.step_key} failed: {failure_reason(event.step_failure_data)}", 0
     return None, 0
+
+
+def failure_reason(data: Any) -> str:
+    """Why a step failed, on one line and without a traceback: the description of the `Failure` it raised (an
+    asset's failure line, defs/step_failure.py), else only the exception's class: its text may quote anything."""
+    text = getattr(getattr(data, "user_failure_data", None), "description", None)
+    if not text:
+        error = getattr(data, "error", None)
+        name = getattr(error, "cls_name", None) or "an error"
+        text = f"{name} (the run's page in the Dagster UI has the details)"
+    line = " ".join(str(text).split())
+    return line if len(line) <= 500 else line[:499] + "…"
 
 
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
@@ -175,6 +187,31 @@ def _newer_observation(obs: Any, materialized: float | None) -> dict[str, Any] |
     if obs is None or (materialized is not None and obs.observed_at <= materialized):
         return None
     return {"kind": obs.kind, **obs.stamp()}
+
+
+def dbt_folders_note(settings: Settings) -> str | None:
+    """Which dbt target folder ADE watches for the team's own runs, and where ADE's own dbt output goes (None
+    without a local dbt project)."""
+    watched = settings.dbt_target_path
+    if watched is None:
+        return None
+    newest = (
+        max((f.stat().st_mtime for f in watched.glob("*.json") if f.is_file()), default=None)
+        if watched.is_dir()
+        else None
+    )
+    state = (
+        "does not exist yet"
+        if not watched.is_dir()
+        else (f"newest artifact {_age(time.time() - newest)} old" if newest else "no artifact yet")
+    )
+    origin = (
+        "dbt.target_path" if settings.dbt and settings.dbt.target_path else "default: the project's target/"
+    )
+    return (
+        f"dbt target folder watched (the team's dbt runs): {watched}  ({origin}; {state})\n"
+        f"ADE's own dbt output (kept apart): {settings.dbt_own_output}"
+    )
 
 
 def _age(seconds: float | None) -> str:
