@@ -8,7 +8,7 @@ for a fork either.
 
 A job process is forked before its job is known: it leads its own session (the parent kills its whole process
 group on timeout), closes every descriptor but its own request pipe (it cannot reach the zygote's protocol nor
-another job process's pipe), and blocks reading one request path. It then runs `worker.run_job`, which applies
+another job process's pipe), warms itself up (`_prepare_job_process`) and blocks reading one request path. It then runs `worker.run_job`, which applies
 that request's limits, environment and audit hook before any recipe code runs, writes the result next to the
 request and exits: no process ever runs a second job, so nothing one recipe does can reach the next. If the
 zygote dies, the waiting processes read end-of-file and exit.
@@ -27,6 +27,7 @@ import os
 import signal
 import sys
 from collections import deque
+from typing import Any
 
 POOL_SIZE = 2  # job processes waiting at any time: one for the next job, one already forking behind it
 _WARM_UP_RECIPE = """
@@ -52,6 +53,8 @@ _WARM_UP_RECIPE = """
 
 
 def _preload() -> None:
+    import encodings.unicode_escape  # noqa: F401  (first used by a recipe's escapes: imported in every job)
+
     import faker
     import snowfakery.api
     import snowfakery.data_generator
@@ -86,6 +89,46 @@ def _warm_up() -> None:
         )
 
 
+def _prepare_job_process() -> None:
+    """What a fresh process pays on its first recipe, paid while it waits for one (off the answer's path).
+
+    A forked process first touching the zygote's objects copies their memory pages, and its first recipe sets
+    up lazily what the zygote's warm-up set up only in the zygote's own pages: running the warm-up recipe again
+    here halves the time a job then spends (measured 60 -> 27 ms for Snowfakery's validator on upstream
+    examples). Snowfakery also builds a new Faker (26 providers, ~5 ms each on a quiet machine) for its
+    validator and one for generating: both are built here, each handed out once (`_PrebuiltFaker`).
+    """
+    import contextlib
+
+    _warm_up()
+    import snowfakery.fakedata.fake_data_generator as generator
+    import snowfakery.recipe_validator as validator
+
+    with contextlib.suppress(Exception):  # an optimisation too: without it a job builds its own
+        validator.Faker = _PrebuiltFaker(validator.Faker, ((), {}))  # type: ignore[attr-defined]
+        generator.Faker = _PrebuiltFaker(generator.Faker, ((None,), {"use_weighting": False}))  # type: ignore[attr-defined]
+
+
+class _PrebuiltFaker:
+    """Stands in for `faker.Faker` in one Snowfakery module: the first call with the arguments it was built for
+    gets the instance built in advance (a job process runs one recipe, so it is never shared); any other call
+    builds a new one, as Faker itself would."""
+
+    def __init__(self, faker_class: Any, call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        self._class = faker_class
+        self._call = call
+        self._ready: Any = faker_class(*call[0], **call[1])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._ready is not None and (args, kwargs) == self._call:
+            ready, self._ready = self._ready, None
+            return ready
+        return self._class(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # Faker.seed and other class attributes
+        return getattr(self._class, name)
+
+
 def _start_job_process() -> tuple[int, int]:
     """Fork a job process waiting for its request; returns (pid, the write end of its request pipe)."""
     read_end, write_end = os.pipe()
@@ -103,6 +146,7 @@ def _job_process(read_end: int) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the job waits for its own subprocesses (dot)
         os.closerange(3, read_end)  # the protocol, and every other job process's request pipe
         os.closerange(read_end + 1, os.sysconf("SC_OPEN_MAX"))
+        _prepare_job_process()
         with os.fdopen(read_end, "r", encoding="utf-8") as requests:
             request_path = requests.readline().strip()
         if request_path:

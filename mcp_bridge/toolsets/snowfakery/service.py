@@ -3,6 +3,7 @@ library's errors before the gateway shows them."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ from typing import Any
 from ade_platform.config import Settings
 from ade_platform.lib.secrets import configured_secrets
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
+
+log = logging.getLogger("ade.snowfakery")
 
 
 class ServiceHolder:
@@ -27,6 +30,13 @@ class ServiceHolder:
                 self._service = service_from_settings(self.settings)
             return self._service
 
+    def warm_in_background(self) -> None:
+        """Pay at start-up what the first validate or run would (measured: ~3.5 s for the first call, ~40 ms
+        for the next): the sandbox's zygote (importing and warming Snowfakery, its job processes), the
+        library's modules and the recipe schema's checker. No folder is created, and nothing waits for it: a
+        first call that comes sooner waits only for what is still starting."""
+        threading.Thread(target=_warm, args=(self.settings,), name="snowfakery-warm-up", daemon=True).start()
+
     @contextmanager
     def scrubbed(self) -> Iterator[Any]:
         """The service, with a SnowfakeryError's detail passed through the workspace's scrubber (absolute paths
@@ -38,6 +48,21 @@ class ServiceHolder:
             service = self._service
             exc.detail = service.scrubber.text(exc.detail) if service is not None else exc.detail
             raise
+
+
+def _warm(settings: Settings) -> None:
+    try:
+        from ade_platform.lib.snowfakery import runs  # noqa: F401  (and the service, analysis, sandbox)
+        from ade_platform.lib.snowfakery.content import ContentLibrary
+        from ade_platform.lib.snowfakery.sandbox import Sandbox
+        from ade_platform.lib.snowfakery.schemacheck import schema_findings
+
+        schema_findings("- object: warm_up\n", ContentLibrary(settings.snowfakery.docs_dir).schema, "warm-up")
+        Sandbox().warm()
+    except Exception as exc:  # a warm-up is an optimisation: the first call starts whatever is missing itself
+        log.warning(
+            "the snowfakery warm-up failed (%s); the first call will start the sandbox", type(exc).__name__
+        )
 
 
 def example_uri(name: str) -> str:
