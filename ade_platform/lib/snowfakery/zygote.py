@@ -101,6 +101,12 @@ def _prepare_job_process() -> None:
     examples). Snowfakery also builds a new Faker (26 providers, ~5 ms each on a quiet machine) for its
     validator and one for generating: both are built here, each handed out once (`_PrebuiltFaker`).
     """
+    from faker import Faker
+
+    # Faker draws from one module-level Random that a fork copies as it is (Python reseeds only its own
+    # `random` after a fork): without this every job process would generate the same names (a seeded run
+    # reseeds it again).
+    Faker.seed()
     _warm_up()
     import snowfakery.fakedata.fake_data_generator as generator
     import snowfakery.recipe_validator as validator
