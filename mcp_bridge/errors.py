@@ -112,6 +112,8 @@ ERROR_CODES: dict[str, str] = {
     "dburl_not_allowed": "Database output is disabled; enable snowfakery.allow_dburl (sqlite in the workspace).",
     "graphviz_missing": "Install Graphviz (`dot`) for svg/png diagrams, or use format dot.",
     "output_exists": "Choose another path or pass overwrite: true.",
+    "sampling_unavailable": "Use the author_recipe prompt: draft with your own model, check with validate_recipe.",
+    "sampling_failed": "The client's model did not answer; retry, or use the author_recipe prompt.",
 }
 
 

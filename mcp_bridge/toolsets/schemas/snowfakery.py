@@ -48,6 +48,7 @@ class Capabilities(OpenShape):
     allow_network: bool
     allowed_plugins: list[str]
     content: dict[str, Literal["bundled", "docs_dir"]]
+    discovery: dict[str, str]
 
 
 class ExampleItem(OpenShape):
@@ -294,6 +295,36 @@ class ErrorExplanations(OpenShape):
     valid: bool
     explanations: list[Explanation]
     checks: Checks
+
+
+# -- draft_recipe -------------------------------------------------------------------------------------------------
+class DraftError(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    kind: str
+    message: str
+    line: int | None
+    rule: str | None
+    fix: str | None
+
+
+class DraftRound(TypedDict):
+    """One draft from the client's model and the server's verdict on it."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    round: int
+    valid: bool
+    recipe_text: str
+    errors: list[DraftError]
+
+
+class DraftAnswer(TypedDict):
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    valid: bool
+    recipe_text: str
+    rounds: list[DraftRound]
+    round_count: int
+    stopped: Literal["valid", "max_rounds"]
+    next: str
 
 
 # -- inputs ---------------------------------------------------------------------------------------------------
