@@ -1,8 +1,10 @@
 """The HTTP surface of the Looker emulator (Starlette). Paths, parameters and envelopes follow the Looker API
-4.0 reference; only the calls a read-only client needs are served."""
+4.0 reference; the calls a read-only client needs are served, and create_dashboard (POST /dashboards) so a
+test can add a dashboard after the inventory was taken."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import time
@@ -96,6 +98,20 @@ class LookerEmulator:
         offset = int(q.get("offset") or 0)
         limit = int(q["limit"]) if q.get("limit") else len(rows)
         return JSONResponse(_pick(rows[offset : offset + limit], q.get("fields")))
+
+    async def create_dashboard(self, request: Request) -> Response:
+        """POST /dashboards (create_dashboard): a WriteDashboard body with a title and an existing folder_id."""
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "Invalid JSON", "post/dashboards")
+        title, folder = (body or {}).get("title"), str((body or {}).get("folder_id") or "")
+        if not title or folder not in content.FOLDERS:
+            return _error(
+                422, "Validation Failed: title and an existing folder_id are required", "post/dashboards"
+            )
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000+00:00", time.gmtime())
+        return JSONResponse(content.dashboard_json(content.create_dashboard(str(title), folder, now)))
 
     def dashboard(self, request: Request) -> Response:
         dashboard_id = request.path_params["dashboard_id"]
@@ -198,6 +214,8 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         async def endpoint(request: Request) -> Response:
             if not emu._authorized(request):
                 return _error(401, "Requires authentication.", request.url.path.removeprefix(API + "/"))
+            if inspect.iscoroutinefunction(handler):
+                return await handler(request)
             return await run_in_threadpool(handler, request)
 
         return endpoint
@@ -206,6 +224,7 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         Route("/api/versions", emu.versions),
         Route(f"{API}/login", emu.login, methods=["POST"]),
         Route(f"{API}/logout", emu.logout, methods=["DELETE"]),
+        Route(f"{API}/dashboards", authed(emu.create_dashboard), methods=["POST"]),
         Route(f"{API}/dashboards", authed(emu.dashboards)),
         Route(f"{API}/dashboards/search", authed(emu.search_dashboards)),
         Route(f"{API}/dashboards/{{dashboard_id}}", authed(emu.dashboard)),

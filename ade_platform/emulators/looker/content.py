@@ -215,9 +215,9 @@ def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, A
         "description": None,
         "folder": folder_json(d["folder"]),
         "folder_id": d["folder"],
-        "created_at": CREATED,
-        "updated_at": UPDATED,
-        "last_updated_at": UPDATED,
+        "created_at": d.get("created_at", CREATED),
+        "updated_at": d.get("updated_at", UPDATED),
+        "last_updated_at": d.get("updated_at", UPDATED),
         "view_count": d["view_count"],
         "favorite_count": 3,
         "hidden": False,
@@ -315,3 +315,17 @@ def compile_query(query_id: int, limit: int) -> tuple[str, list[Any], list[str]]
         sql += " ORDER BY " + ", ".join(orders)
     sql += f" LIMIT {int(limit)}"
     return sql, params, q["fields"]
+
+
+def create_dashboard(title: str, folder_id: str, now: str) -> str:
+    """A new, empty dashboard (Looker's create_dashboard); its id."""
+    dashboard_id = str(max(int(i) for i in DASHBOARDS) + 1)
+    DASHBOARDS[dashboard_id] = {
+        "title": title,
+        "folder": folder_id,
+        "view_count": 0,
+        "elements": [],
+        "created_at": now,
+        "updated_at": now,
+    }
+    return dashboard_id

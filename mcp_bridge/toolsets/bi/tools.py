@@ -35,8 +35,10 @@ class BiTools:
 
     @tool(READ_ONLY_OPEN_WORLD)
     def bi_list_dashboards(self, tool: Tool) -> DashboardList:
-        """All accessible dashboards with folder, creation and update times, view count and URL. Answers from
-        the latest BI inventory snapshot (provenance says when it was taken), live when there is none."""
+        """All accessible dashboards with folder, creation and update times, view count and URL. One listing
+        call checks for a dashboard added, removed or updated since the latest BI inventory snapshot: the snapshot
+        answers when nothing changed (provenance says when it was taken), the live listing otherwise;
+        provenance.stale with the reason when the tool cannot be reached."""
         return self.service.list_dashboards(tool)
 
     @tool(READ_ONLY_OPEN_WORLD)
@@ -44,7 +46,9 @@ class BiTools:
         """Every tile of a dashboard with the query behind it: Looker model, explore, dimensions and measures;
         Metabase question, database and native SQL or source table; and the warehouse tables each reads.
         has_error is set from LookML (a field missing from its explore) or from the latest health check
-        (errors_checked_at says when). Cached from the BI inventory; live when the snapshot lacks the dashboard."""
+        (errors_checked_at says when; errors_stale when the dashboard changed since). One listing of the
+        tool's dashboards checks for a change first: cached from the BI inventory when the dashboard is unchanged
+        since, live otherwise; provenance.stale with the reason when the tool cannot be reached."""
         return self.service.dashboard_elements(dashboard_id, tool)
 
     @tool(READ_ONLY_OPEN_WORLD)

@@ -64,6 +64,8 @@ class DashboardElements(TypedDict):
     elements: list[ElementOut]
     element_count: int
     errors_checked_at: str | None
+    # the dashboard changed after that health check: its has_error flags may describe tiles it no longer has
+    errors_stale: bool
     provenance: Provenance
 
 

@@ -83,8 +83,13 @@ class ArtifactAnswer(TypedDict):
     size_bytes: int
     truncated: bool
     content: dict[str, Any] | None
+    # the JMESPath expression asked for and its value on the artifact (null without one, or over the cap)
+    query: str | None
+    result: Any
     summary: dict[str, Any] | None
     resource_uri: str
+    # the dbt-artifacts tools that answer from this very file (dbt_cloud.dbt_tools_job); empty when none does
+    dbt_tools: list[str]
     provenance: Provenance
 
 
