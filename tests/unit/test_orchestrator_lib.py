@@ -119,3 +119,17 @@ def test_summary_counts_and_mean_duration() -> None:
     assert summary["avg_duration_seconds"] == 450.0
     assert normalize_status("COMPLETED") == "success" and normalize_status("FAILURE") == "failed"
     assert normalize_status("up_for_retry") == "running" and normalize_status("weird") == "other"
+
+
+def test_a_status_filter_outside_the_shared_vocabulary_matches_its_own_states_only() -> None:
+    from ade_platform.lib.orchestrators.runs import matches_status, normalize_status
+
+    def run(state: str) -> dict:
+        return {"run_id": state, "state": state, "status": normalize_status(state)}
+
+    assert matches_status(run("CANCELLED"), "cancelled") and matches_status(run("CANCELED"), "Cancelled")
+    assert not matches_status(run("PAUSED"), "cancelled") and not matches_status(run("skipped"), "cancelled")
+    assert matches_status(run("PAUSED"), "paused") and not matches_status(run("CANCELLED"), "paused")
+    assert matches_status(run("COMPLETED"), "success") and matches_status(run("SUCCESS"), "success")
+    assert matches_status(run("up_for_retry"), "running") and matches_status(run("PAUSED"), "any")
+    assert not matches_status(run("FAILED"), "success")

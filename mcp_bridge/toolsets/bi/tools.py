@@ -38,7 +38,7 @@ class BiTools:
         """All accessible dashboards with folder, creation and update times, view count and URL. One listing
         call checks for a dashboard added, removed or updated since the latest BI inventory snapshot: the snapshot
         answers when nothing changed (provenance says when it was taken), the live listing otherwise;
-        provenance.stale with the reason when the tool cannot be reached."""
+        provenance.stale with the reason when the tool cannot be reached. The spec's list is under `dashboards`."""
         return self.service.list_dashboards(tool)
 
     @tool(READ_ONLY_OPEN_WORLD)
@@ -48,7 +48,8 @@ class BiTools:
         has_error is set from LookML (a field missing from its explore) or from the latest health check
         (errors_checked_at says when; errors_stale when the dashboard changed since). One listing of the
         tool's dashboards checks for a change first: cached from the BI inventory when the dashboard is unchanged
-        since, live otherwise; provenance.stale with the reason when the tool cannot be reached."""
+        since, live otherwise; provenance.stale with the reason when the tool cannot be reached. The spec's list
+        is under `elements`."""
         return self.service.dashboard_elements(dashboard_id, tool)
 
     @tool(READ_ONLY_OPEN_WORLD)
@@ -79,7 +80,7 @@ class BiTools:
     ) -> RowCountAnswer:
         """Run every tile of a dashboard (bounded concurrency, per-tile timeout) and report its row count
         against min_rows: row_count is null when the tile errors. Finds dashboards that render but show
-        nothing. Live and read-only; sends progress as tiles finish."""
+        nothing. Live and read-only; sends progress as tiles finish. The spec's list is under `elements`."""
         return await self.service.verify_row_counts(
             dashboard_id, tool, min_rows, compare_to_warehouse, mcp.report_progress
         )

@@ -127,7 +127,8 @@ class DbtCloudTools:
     ) -> JobsAnswer:
         """The project's jobs: steps, schedule, environment, docs and source freshness settings. The configured
         project answers from Dagster's dbt_cloud_jobs snapshot when dbt Cloud lists the same jobs, unchanged (one
-        call checks), and when it holds every environment asked for; from dbt Cloud otherwise."""
+        call checks), and when it holds every environment asked for; from dbt Cloud otherwise. The spec's list is
+        under `jobs`."""
         return await self.service.list_jobs(project_id, environment_id)
 
     @tool(READ_ONLY_OPEN_WORLD)

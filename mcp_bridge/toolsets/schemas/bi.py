@@ -6,7 +6,7 @@ an object with the list under a named key next to totals and provenance.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -14,6 +14,7 @@ from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -32,7 +33,7 @@ class DashboardListItem(TypedDict):
 class DashboardList(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     tool: str
-    dashboards: list[DashboardListItem]
+    dashboards: Annotated[list[DashboardListItem], _spec_list("the accessible dashboards")]
     total: int
     provenance: Provenance
 
@@ -61,7 +62,7 @@ class DashboardElements(TypedDict):
     dashboard_id: str
     tool: str
     title: str
-    elements: list[ElementOut]
+    elements: Annotated[list[ElementOut], _spec_list("the dashboard's tiles")]
     element_count: int
     errors_checked_at: str | None
     # the dashboard changed after that health check: its has_error flags may describe tiles it no longer has
@@ -84,7 +85,7 @@ class RowCountAnswer(TypedDict):
     title: str
     checked_at: str
     min_rows: int
-    elements: list[report.ElementRowCount]
+    elements: Annotated[list[report.ElementRowCount], _spec_list("one entry per tile that ran")]
     total_elements: int
     healthy_count: int
     failing_count: int

@@ -6,11 +6,12 @@ content is dbt's own JSON, kept as an object.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -112,7 +113,7 @@ class JobsAnswer(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     project_id: int
     environment_id: int | None
-    jobs: list[JobEntry]
+    jobs: Annotated[list[JobEntry], _spec_list("the project's jobs")]
     count: int
     provenance: Provenance
 

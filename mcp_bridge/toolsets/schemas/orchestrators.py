@@ -6,7 +6,7 @@ backend and provenance; where the spec returns a list, the answer is an object w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
@@ -14,6 +14,7 @@ from ade_platform.clients.orchestrators import TaskRecord
 from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -57,7 +58,7 @@ class Logs(TypedDict):
 
 class DetectedPatterns(TypedDict):
     __pydantic_config__ = OPEN  # type: ignore[misc]
-    results: list[PatternResult]
+    results: Annotated[list[PatternResult], _spec_list("one entry per pattern or signature that matched")]
     patterns_checked: int
     builtin_signatures: bool
     matched_signatures: list[str]
