@@ -79,7 +79,7 @@ def load_everything() -> None:
     with get_client(sync_client=True) as client:
         for first in range(0, LONG_LOG_LINES, 5_000):
             client.create_logs(entries[first : first + 5_000])
-    raise RuntimeError("load failed")
+    raise RuntimeError(LONG_LOG_ERROR)
 
 
 @flow(name="long_log")

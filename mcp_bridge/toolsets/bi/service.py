@@ -318,6 +318,7 @@ def _element_out(e: ElementInfo | dict[str, Any], errors: dict[str, str]) -> sha
         tables=list(e.get("tables") or []),
         has_error=error is not None,
         error_detail=error,
+        dashboard_filters={f["name"]: f["value"] for f in e.get("dashboard_filters") or []},
     )
 
 

@@ -56,7 +56,8 @@ class BiTools:
     async def bi_check_dashboard_health(
         self, dashboard_id: DashboardId, tool: Tool, mcp: Context
     ) -> HealthAnswer:
-        """Load a dashboard and run its tiles as rendering would: status ok / error (a tile failed) / unknown,
+        """Load a dashboard and run its tiles as rendering would (with the dashboard's filters and parameters at
+        their default values): status ok / error (a tile failed) / unknown,
         element count, elements_with_errors, the first error, and every tile's status (ok, error, or empty
         when it rendered no row). Live and read-only."""
         return await self.service.check_health(dashboard_id, tool, mcp.report_progress)
@@ -78,7 +79,8 @@ class BiTools:
             ),
         ] = False,
     ) -> RowCountAnswer:
-        """Run every tile of a dashboard (bounded concurrency, per-tile timeout) and report its row count
+        """Run every tile of a dashboard as the dashboard renders it (its filters' and parameters' default
+        values applied), with bounded concurrency and a per-tile timeout, and report its row count
         against min_rows: row_count is null when the tile errors. Finds dashboards that render but show
         nothing. Live and read-only; sends progress as tiles finish. The spec's list is under `elements`."""
         return await self.service.verify_row_counts(

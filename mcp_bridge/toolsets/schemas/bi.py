@@ -55,6 +55,9 @@ class ElementOut(TypedDict):
     tables: list[TableRef]
     has_error: bool
     error_detail: str | None
+    # the dashboard's filters the tile is rendered with: filter name -> its default value (the health and row
+    # count tools run the tile so)
+    dashboard_filters: dict[str, Any]
 
 
 class DashboardElements(TypedDict):
