@@ -5,7 +5,6 @@ job is the dbt tools' source) its run artifacts in the dbt slots of the store.""
 import time
 from typing import Any
 
-import orjson
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
 from ade_platform.clients.dbt_cloud import DbtCloudClient, DbtCloudError
@@ -24,13 +23,6 @@ JOBS_ASSET = "dbt_cloud_jobs"
 RUNS_ASSET = "dbt_cloud_runs"
 FRESHNESS_ASSET = "dbt_cloud_freshness"
 ARTIFACTS_ASSET = "dbt_cloud_artifacts"
-# artifact file -> kind (lib.dbt.artifacts naming)
-_KINDS = {
-    "manifest.json": "manifest",
-    "catalog.json": "catalog",
-    "run_results.json": "run-results",
-    "sources.json": "sources",
-}
 _FIRST_RUN_WAIT_SECONDS = 900
 
 
@@ -71,7 +63,13 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
         missing = sorted(set(tracked) - {r["id"] for r in records})
         if missing and section.project_id is not None:
             context.log.warning(f"tracked job(s) {missing} are not in project {section.project_id}")
-        data = {"account_id": section.account_id, "project_id": section.project_id, "jobs": records}
+        data = {
+            "account_id": section.account_id,
+            "project_id": section.project_id,
+            # a snapshot of one environment's jobs must not answer for every environment (dbtcloud_list_jobs)
+            "environment_id": section.environment_id,
+            "jobs": records,
+        }
         prov = store.writer().publish(
             JOBS_ASSET,
             data,
@@ -120,7 +118,11 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
                     context.log.info(f"job {job_id}: no completed run with sources.json yet")
                     continue
                 run, artifact = found
-                jobs[str(job_id)] = lib.freshness_entry(run, orjson.loads(artifact.content))
+                try:
+                    sources = parse_artifact(artifact.content, "sources")
+                except ArtifactError as exc:
+                    raise Failure(f"sources.json of dbt Cloud run {run['id']}: {exc.detail}") from None
+                jobs[str(job_id)] = lib.freshness_entry(run, sources)
         prov = store.writer().publish(
             FRESHNESS_ASSET, {"account_id": section.account_id, "jobs": jobs}, run_id=context.run.run_id
         )
@@ -151,7 +153,7 @@ def _artifacts_asset(section: DbtCloudSettings, job_id: int) -> Any:
         published: dict[str, Any] = {}
         with reach_in_step(account) as client:
             _wait_for_first_run(context, client, job_id)
-            for name, kind in _KINDS.items():
+            for name, kind in lib.ARTIFACT_KINDS.items():
                 found = client.latest_artifact(job_id, name, limit=section.recent_runs)
                 if found is None:
                     continue

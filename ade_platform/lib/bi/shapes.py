@@ -24,6 +24,15 @@ class TableRef(OpenShape):
     how: Literal["sql_parse", "explore_sql_table_name", "source_table"]
 
 
+class AppliedFilter(OpenShape):
+    name: str  # the filter's name on the dashboard
+    value: Any  # its default value (Looker: a filter expression; Metabase: the parameter's default)
+    field: str | None  # Looker: the tile's field it filters
+    parameter: (
+        dict[str, Any] | None
+    )  # Metabase: the parameter as the dashcard query takes it (id, type, target)
+
+
 class ElementInfo(OpenShape):
     id: str
     title: str | None
@@ -41,6 +50,10 @@ class ElementInfo(OpenShape):
     tables: list[TableRef]
     runnable: bool  # has a query (text tiles do not)
     static_error: str | None  # an error visible without running (e.g. a field missing from the explore)
+    # The dashboard's filters as the dashboard renders the tile: each filter's default value and where it
+    # applies (Looker: the query field it filters; Metabase: the parameter id, type and target of the dashcard).
+    dashboard_filters: list[AppliedFilter]
+    dashboard_id: str | None  # the dashboard the tile is on (Metabase runs a dashcard through it)
 
 
 def new_element(*, id: str, title: str | None, type: str, runnable: bool, **known: Any) -> ElementInfo:
@@ -49,7 +62,7 @@ def new_element(*, id: str, title: str | None, type: str, runnable: bool, **know
     element = ElementInfo(
         id=id, title=title, type=type, look_id=None, question_id=None, query_id=None, database_id=None,
         model=None, explore=None, sql=None, dimensions=[], measures=[], columns=[], tables=[],
-        runnable=runnable, static_error=None,
+        runnable=runnable, static_error=None, dashboard_filters=[], dashboard_id=None,
     )  # fmt: skip
     unknown = set(known) - set(ElementInfo.__annotations__)
     if unknown:

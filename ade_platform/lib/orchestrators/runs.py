@@ -73,6 +73,30 @@ def normalize_status(state: str | None) -> Status:
     return _STATUS.get((state or "").lower(), "other")
 
 
+# The filters that name a state outside the shared vocabulary ("other"): each matches its own states only, so a
+# filter of cancelled never returns a paused or skipped run.
+_OTHER_FILTERS: dict[str, frozenset[str]] = {
+    "cancelled": frozenset({"cancelled", "canceled"}),
+    "canceled": frozenset({"cancelled", "canceled"}),
+    "paused": frozenset({"paused"}),
+    "skipped": frozenset({"skipped"}),
+    "managed": frozenset({"managed"}),
+}
+
+
+def matches_status(record: RunRecord, status: str) -> bool:
+    """Whether a run is in the state a filter names: a shared status (success, failed, running, queued, in any
+    backend's words), or exactly one of the states outside it (cancelled, paused, ...); `any` matches every run."""
+    wanted = status.strip().lower()
+    if wanted == "any":
+        return True
+    state = str(record["state"]).lower()
+    if wanted in _OTHER_FILTERS:
+        return state in _OTHER_FILTERS[wanted]
+    normalized = normalize_status(wanted)
+    return state == wanted or (normalized != "other" and record["status"] == normalized)
+
+
 def duration_seconds(start: str | None, end: str | None) -> float | None:
     if not start or not end:
         return None

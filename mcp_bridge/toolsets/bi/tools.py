@@ -35,8 +35,10 @@ class BiTools:
 
     @tool(READ_ONLY_OPEN_WORLD)
     def bi_list_dashboards(self, tool: Tool) -> DashboardList:
-        """All accessible dashboards with folder, creation and update times, view count and URL. Answers from
-        the latest BI inventory snapshot (provenance says when it was taken), live when there is none."""
+        """All accessible dashboards with folder, creation and update times, view count and URL. One listing
+        call checks for a dashboard added, removed or updated since the latest BI inventory snapshot: the snapshot
+        answers when nothing changed (provenance says when it was taken), the live listing otherwise;
+        provenance.stale with the reason when the tool cannot be reached. The spec's list is under `dashboards`."""
         return self.service.list_dashboards(tool)
 
     @tool(READ_ONLY_OPEN_WORLD)
@@ -44,14 +46,18 @@ class BiTools:
         """Every tile of a dashboard with the query behind it: Looker model, explore, dimensions and measures;
         Metabase question, database and native SQL or source table; and the warehouse tables each reads.
         has_error is set from LookML (a field missing from its explore) or from the latest health check
-        (errors_checked_at says when). Cached from the BI inventory; live when the snapshot lacks the dashboard."""
+        (errors_checked_at says when; errors_stale when the dashboard changed since). One listing of the
+        tool's dashboards checks for a change first: cached from the BI inventory when the dashboard is unchanged
+        since, live otherwise; provenance.stale with the reason when the tool cannot be reached. The spec's list
+        is under `elements`."""
         return self.service.dashboard_elements(dashboard_id, tool)
 
     @tool(READ_ONLY_OPEN_WORLD)
     async def bi_check_dashboard_health(
         self, dashboard_id: DashboardId, tool: Tool, mcp: Context
     ) -> HealthAnswer:
-        """Load a dashboard and run its tiles as rendering would: status ok / error (a tile failed) / unknown,
+        """Load a dashboard and run its tiles as rendering would (with the dashboard's filters and parameters at
+        their default values): status ok / error (a tile failed) / unknown,
         element count, elements_with_errors, the first error, and every tile's status (ok, error, or empty
         when it rendered no row). Live and read-only."""
         return await self.service.check_health(dashboard_id, tool, mcp.report_progress)
@@ -73,9 +79,10 @@ class BiTools:
             ),
         ] = False,
     ) -> RowCountAnswer:
-        """Run every tile of a dashboard (bounded concurrency, per-tile timeout) and report its row count
+        """Run every tile of a dashboard as the dashboard renders it (its filters' and parameters' default
+        values applied), with bounded concurrency and a per-tile timeout, and report its row count
         against min_rows: row_count is null when the tile errors. Finds dashboards that render but show
-        nothing. Live and read-only; sends progress as tiles finish."""
+        nothing. Live and read-only; sends progress as tiles finish. The spec's list is under `elements`."""
         return await self.service.verify_row_counts(
             dashboard_id, tool, min_rows, compare_to_warehouse, mcp.report_progress
         )

@@ -6,12 +6,13 @@ an object with the list under a named key next to totals and provenance.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
 from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -28,7 +29,7 @@ class DashboardListItem(OpenShape):
 
 class DashboardList(OpenShape):
     tool: str
-    dashboards: list[DashboardListItem]
+    dashboards: Annotated[list[DashboardListItem], _spec_list("the accessible dashboards")]
     total: int
     provenance: Provenance
 
@@ -49,15 +50,20 @@ class ElementOut(OpenShape):
     tables: list[TableRef]
     has_error: bool
     error_detail: str | None
+    # the dashboard's filters the tile is rendered with: filter name -> its default value (the health and row
+    # count tools run the tile so)
+    dashboard_filters: dict[str, Any]
 
 
 class DashboardElements(OpenShape):
     dashboard_id: str
     tool: str
     title: str
-    elements: list[ElementOut]
+    elements: Annotated[list[ElementOut], _spec_list("the dashboard's tiles")]
     element_count: int
     errors_checked_at: str | None
+    # the dashboard changed after that health check: its has_error flags may describe tiles it no longer has
+    errors_stale: bool
     provenance: Provenance
 
 
@@ -75,7 +81,7 @@ class RowCountAnswer(OpenShape):
     title: str
     checked_at: str
     min_rows: int
-    elements: list[report.ElementRowCount]
+    elements: Annotated[list[report.ElementRowCount], _spec_list("one entry per tile that ran")]
     total_elements: int
     healthy_count: int
     failing_count: int

@@ -6,9 +6,10 @@ content is dbt's own JSON, kept as an object.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -76,8 +77,13 @@ class ArtifactAnswer(OpenShape):
     size_bytes: int
     truncated: bool
     content: dict[str, Any] | None
+    # the JMESPath expression asked for and its value on the artifact (null without one, or over the cap)
+    query: str | None
+    result: Any
     summary: dict[str, Any] | None
     resource_uri: str
+    # the dbt-artifacts tools that answer from this very file (dbt_cloud.dbt_tools_job); empty when none does
+    dbt_tools: list[str]
     provenance: Provenance
 
 
@@ -98,7 +104,7 @@ class JobEntry(OpenShape):
 class JobsAnswer(OpenShape):
     project_id: int
     environment_id: int | None
-    jobs: list[JobEntry]
+    jobs: Annotated[list[JobEntry], _spec_list("the project's jobs")]
     count: int
     provenance: Provenance
 

@@ -6,12 +6,13 @@ backend and provenance; where the spec returns a list, the answer is an object w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from ade_platform.clients.orchestrators import TaskRecord
 from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
 from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -50,7 +51,7 @@ class Logs(OpenShape):
 
 
 class DetectedPatterns(OpenShape):
-    results: list[PatternResult]
+    results: Annotated[list[PatternResult], _spec_list("one entry per pattern or signature that matched")]
     patterns_checked: int
     builtin_signatures: bool
     matched_signatures: list[str]

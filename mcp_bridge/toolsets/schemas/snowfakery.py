@@ -298,8 +298,7 @@ class ErrorExplanations(OpenShape):
 
 
 # -- draft_recipe -------------------------------------------------------------------------------------------------
-class DraftError(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DraftError(OpenShape):
     kind: str
     message: str
     line: int | None
@@ -307,18 +306,16 @@ class DraftError(TypedDict):
     fix: str | None
 
 
-class DraftRound(TypedDict):
+class DraftRound(OpenShape):
     """One draft from the client's model and the server's verdict on it."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     round: int
     valid: bool
     recipe_text: str
     errors: list[DraftError]
 
 
-class DraftAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DraftAnswer(OpenShape):
     valid: bool
     recipe_text: str
     rounds: list[DraftRound]
