@@ -20,7 +20,7 @@ def test_inventory_names_the_tables_each_tile_reads(demo_settings: Settings) -> 
     reader = StoreReader(demo_settings.store_root)
     for tool in ("looker", "metabase"):
         inventory = reader.latest(f"bi_inventory_{tool}").data
-        assert inventory["tool"] == tool and len(inventory["dashboards"]) == 2
+        assert inventory["tool"] == tool and len(inventory["dashboards"]) == 3
         elements = [e for d in inventory["dashboards"] for e in d["elements"]]
         tables = {t["relation"] for e in elements for t in e["tables"]}
         assert {"demo.main.orders", "demo.main.customers", "demo.main.fct_payments_daily"} <= tables
