@@ -1,0 +1,92 @@
+"""The paging and filtering contract's parameter and answer types (docs/PAGING.md), shared by every list tool.
+
+A list tool takes `limit` and `cursor` (and the filters its source supports, under these names) and its answer
+shape inherits `Paged` (`next_cursor`, `truncated`); `total` stays the tool's own field, required where the
+count is always known.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from ade_platform.lib.paging import DEFAULT_LIMIT, MAX_LIMIT
+from ade_platform.lib.shapes import OPEN
+
+Limit = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_LIMIT,
+        description=f"Items per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}; docs/PAGING.md).",
+    ),
+]
+Cursor = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=512,
+        description="next_cursor of the previous page, unchanged, with the same other arguments; omit for the "
+        "first page.",
+    ),
+]
+NamePattern = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=256,
+        description="Only items whose name matches this case-insensitive glob (stg_*, *orders*); without "
+        "wildcards, the whole name.",
+    ),
+]
+Since = Annotated[
+    str | None,
+    Field(
+        min_length=2,
+        max_length=40,
+        description="Only items at or after this moment: an ISO-8601 time (2026-11-24T14:00:00Z) or a span "
+        "back from now (90m, 24h, 7d).",
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(
+        min_length=2,
+        max_length=40,
+        description="Only items before this moment (ISO-8601 time or a span back from now, like since).",
+    ),
+]
+Detail = Annotated[
+    Literal["full", "summary"],
+    Field(
+        description="full: the graph (nodes and edges); summary: only counts per depth and per kind, to size "
+        "the graph before asking for it."
+    ),
+]
+
+
+def state_filter(values: str) -> object:
+    """A `state` parameter accepting one of the source's states (`values` names them for the description)."""
+    return Field(description=f"Only items in this state: {values}.")
+
+
+class Paged(TypedDict):
+    """The contract's answer fields, inherited by every paged answer shape."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    next_cursor: Annotated[
+        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
+    ]
+    truncated: Annotated[bool, Field(description="True when more items follow (next_cursor is set).")]
+
+
+class DepthKindSummary(TypedDict):
+    """A graph's size before its nodes: how many nodes per hop distance and per kind."""
+
+    __pydantic_config__ = OPEN  # type: ignore[misc]
+    nodes_per_depth: dict[str, int]
+    nodes_per_kind: dict[str, int]
+    total_nodes: int
+    total_edges: int
