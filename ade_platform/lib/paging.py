@@ -40,6 +40,7 @@ class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None
     total: int | None
+    offset: int = 0
 
     @property
     def truncated(self) -> bool:
@@ -90,9 +91,9 @@ def decode_cursor(cursor: str, version: str, query: Any) -> int:
     return offset
 
 
-def page_size(limit: int | None, cap: int = MAX_LIMIT) -> int:
-    """`limit` (default DEFAULT_LIMIT), never above `cap` (a server limit such as limits.max_rows)."""
-    return max(1, min(limit or DEFAULT_LIMIT, cap, MAX_LIMIT))
+def page_size(limit: int | None, cap: int = MAX_LIMIT, default: int = DEFAULT_LIMIT) -> int:
+    """`limit` (or the tool's default), never above `cap` (a server limit such as limits.max_rows)."""
+    return max(1, min(limit or default, cap, MAX_LIMIT))
 
 
 def page(
@@ -103,6 +104,7 @@ def page(
     version: str,
     query: Any,
     cap: int = MAX_LIMIT,
+    default: int = DEFAULT_LIMIT,
     total: int | bool | None = True,
 ) -> Page[T]:
     """The page of `items` a call asked for. `version` names the list (a snapshot version; `live_version` for a
@@ -111,11 +113,73 @@ def page(
     offset = 0 if cursor is None else decode_cursor(cursor, version, query)
     if offset > len(items):
         raise PagingError("invalid_cursor", "the cursor points past the end of the list", hint="Start again.")
-    size = page_size(limit, cap)
-    end = offset + size
+    end = offset + page_size(limit, cap, default)
     next_cursor = encode_cursor(version, query, end) if end < len(items) else None
     known = len(items) if total is True else (None if total is False else total)
-    return Page(list(items[offset:end]), next_cursor, known)
+    return Page(list(items[offset:end]), next_cursor, known, offset)
+
+
+def pages_in_step(
+    lists: dict[str, Sequence[T]],
+    limit: int | None,
+    cursor: str | None,
+    *,
+    version: str,
+    query: Any,
+    cap: int = MAX_LIMIT,
+) -> tuple[dict[str, list[T]], str | None]:
+    """Several lists of one answer paged together (one cursor): page n holds items [n*limit, (n+1)*limit) of
+    each, so every item of every list comes once; the last page is the one that ends the longest list."""
+    longest = max((len(items) for items in lists.values()), default=0)
+    offset = 0 if cursor is None else decode_cursor(cursor, version, query)
+    if offset > longest:
+        raise PagingError("invalid_cursor", "the cursor points past the end of the list", hint="Start again.")
+    end = offset + page_size(limit, cap)
+    next_cursor = encode_cursor(version, query, end) if end < longest else None
+    return {name: list(items[offset:end]) for name, items in lists.items()}, next_cursor
+
+
+# ---- graphs: nodes paged, each edge on the page of its later end -----------------------------------------
+def graph_page(
+    nodes: Sequence[dict[str, Any]],
+    edges: Iterable[dict[str, Any]],
+    limit: int | None,
+    cursor: str | None,
+    *,
+    version: str,
+    query: Any,
+    cap: int = MAX_LIMIT,
+    default: int = DEFAULT_LIMIT,
+    node_key: str = "node_id",
+) -> tuple[Page[dict[str, Any]], list[dict[str, Any]]]:
+    """A page of a graph's nodes (in their walk order, nearest first) and the edges whose later end (in that
+    order) is on it: every edge between listed nodes comes exactly once over all pages."""
+    shown = page(nodes, limit, cursor, version=version, query=query, cap=cap, default=default)
+    position = {n[node_key]: i for i, n in enumerate(nodes)}
+    low, high = shown.offset, shown.offset + len(shown.items)
+    here = [e for e in edges if low <= max(position.get(e["from"], -1), position.get(e["to"], -1)) < high]
+    return shown, here
+
+
+def graph_summary(
+    nodes: Iterable[dict[str, Any]], edges: Sequence[Any], kind_key: str = "resource_type"
+) -> dict[str, Any]:
+    """A graph's size before its nodes: how many nodes per hop distance (`depth`) and per kind."""
+    per_depth: dict[str, int] = {}
+    per_kind: dict[str, int] = {}
+    count = 0
+    for node in nodes:
+        count += 1
+        depth = str(node.get("depth"))
+        kind = str(node.get(kind_key) or "unknown")
+        per_depth[depth] = per_depth.get(depth, 0) + 1
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+    return {
+        "nodes_per_depth": per_depth,
+        "nodes_per_kind": per_kind,
+        "total_nodes": count,
+        "total_edges": len(edges),
+    }
 
 
 def live_version(items: Iterable[Any], key: Callable[[Any], Any] = lambda item: item) -> str:

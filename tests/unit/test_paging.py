@@ -86,3 +86,23 @@ def test_window_matcher() -> None:
         paging.window_matcher("yesterday", None, now)
     with pytest.raises(PagingError):
         paging.window_matcher("1h", "1d", now)
+
+
+def test_graph_pages_carry_every_edge_once() -> None:
+    nodes = [
+        {"node_id": n, "depth": d, "resource_type": "model"} for n, d in zip("abcdefg", [0, 1, 1, 2, 2, 2, 3])
+    ]
+    edges = [{"from": a, "to": b} for a, b in ["ab", "ac", "bd", "be", "cf", "ce", "fg"]]
+    seen_nodes, seen_edges, cursor = [], [], None
+    while True:
+        shown, here = paging.graph_page(nodes, edges, 2, cursor, version="v", query=("g",))
+        seen_nodes += [n["node_id"] for n in shown.items]
+        seen_edges += here
+        if shown.next_cursor is None:
+            break
+        cursor = shown.next_cursor
+    assert seen_nodes == list("abcdefg")
+    assert sorted(map(str, seen_edges)) == sorted(map(str, edges))
+    summary = paging.graph_summary(nodes, edges)
+    assert summary["nodes_per_depth"] == {"0": 1, "1": 2, "2": 3, "3": 1}
+    assert summary["nodes_per_kind"] == {"model": 7} and summary["total_edges"] == 7

@@ -14,6 +14,7 @@ from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -37,7 +38,7 @@ LineageEdge = with_config(OPEN)(
 )  # `from` is a Python keyword
 
 
-class LineageAnswer(TypedDict):
+class LineageAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     root_node: str
     direction: Literal["upstream", "downstream"]
@@ -45,7 +46,7 @@ class LineageAnswer(TypedDict):
     nodes: list[LineageNode]
     edges: list[LineageEdge]
     total_nodes: int
-    truncated: bool
+    summary: NotRequired[GraphSummary]
     provenance: Provenance
 
 
@@ -60,14 +61,13 @@ class AffectedNode(TypedDict):
     has_downstream_dependents: bool
 
 
-class BlastRadiusAnswer(TypedDict):
+class BlastRadiusAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     affected: Annotated[
         list[AffectedNode], _spec_list("every node downstream (seeds excluded), nearest first")
     ]
     total_affected: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -90,7 +90,7 @@ class ModelTest(TypedDict):
     tags: list[str]
 
 
-class ModelTestsAnswer(TypedDict):
+class ModelTestsAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     node_id: str
@@ -143,7 +143,7 @@ class DbtInvocationInfo(TypedDict):
     ]
 
 
-class FailedModelsAnswer(TypedDict):
+class FailedModelsAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str | None
     command: str | None
@@ -161,7 +161,6 @@ class FailedModelsAnswer(TypedDict):
     total_results: int
     count_by_status: dict[str, int]
     results_not_in_manifest: int | None
-    truncated: bool
     invocation: NotRequired[DbtInvocationInfo]
     provenance: Provenance
 
@@ -242,7 +241,7 @@ class PiiFinding(TypedDict):
     risk_level: Literal["high", "medium", "low"]
 
 
-class PiiAnswer(TypedDict):
+class PiiAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     findings: Annotated[
         list[PiiFinding], _spec_list("columns that look personal, riskiest and untagged first")
@@ -251,7 +250,6 @@ class PiiAnswer(TypedDict):
     count_by_risk: dict[str, int]
     untagged: int
     catalog_used: bool
-    truncated: bool
     provenance: Provenance
 
 
@@ -272,7 +270,7 @@ class SourceFreshness(TypedDict):
     error_message: NotRequired[str]
 
 
-class SourceFreshnessAnswer(TypedDict):
+class SourceFreshnessAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     generated_at: str | None
     elapsed_seconds: float | None
@@ -280,7 +278,6 @@ class SourceFreshnessAnswer(TypedDict):
     total: int
     count_by_status: dict[str, int]
     results_not_in_manifest: int | None
-    truncated: bool
     provenance: Provenance
 
 
@@ -307,12 +304,11 @@ class SelectStarModel(TypedDict):
     compiled_sql_snippet: str
 
 
-class SelectStarAnswer(TypedDict):
+class SelectStarAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[list[SelectStarModel], _spec_list("models that select a star, propagating ones first")]
     total: int
     propagating_total: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -384,7 +380,7 @@ class ProjectModel(TypedDict):
     description: NotRequired[str]
 
 
-class ModelListAnswer(TypedDict):
+class ModelListAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[
         list[ProjectModel],
@@ -393,7 +389,6 @@ class ModelListAnswer(TypedDict):
         ),
     ]
     total: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -406,9 +401,8 @@ class Reference(TypedDict):
     line_number: int
 
 
-class ReferencesAnswer(TypedDict):
+class ReferencesAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     references: Annotated[list[Reference], _spec_list("one entry per ref() or source() call found")]
     total: int
-    truncated: bool
     provenance: Provenance

@@ -23,6 +23,15 @@ Limit = Annotated[
         description=f"Items per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}; docs/PAGING.md).",
     ),
 ]
+GraphLimit = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=MAX_LIMIT,
+        description="Nodes per page (default: the server's node limit, limits.max_lineage_nodes, 500; at most "
+        f"{MAX_LIMIT}; docs/PAGING.md). Each page carries the edges whose farther end is on it.",
+    ),
+]
 Cursor = Annotated[
     str | None,
     Field(
@@ -67,11 +76,6 @@ Detail = Annotated[
 ]
 
 
-def state_filter(values: str) -> object:
-    """A `state` parameter accepting one of the source's states (`values` names them for the description)."""
-    return Field(description=f"Only items in this state: {values}.")
-
-
 class Paged(TypedDict):
     """The contract's answer fields, inherited by every paged answer shape."""
 
@@ -82,7 +86,7 @@ class Paged(TypedDict):
     truncated: Annotated[bool, Field(description="True when more items follow (next_cursor is set).")]
 
 
-class DepthKindSummary(TypedDict):
+class GraphSummary(TypedDict):
     """A graph's size before its nodes: how many nodes per hop distance and per kind."""
 
     __pydantic_config__ = OPEN  # type: ignore[misc]
