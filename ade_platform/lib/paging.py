@@ -106,14 +106,23 @@ def page(
     cap: int = MAX_LIMIT,
     default: int = DEFAULT_LIMIT,
     total: int | bool | None = True,
+    budget: tuple[Callable[[T], int], int] | None = None,
 ) -> Page[T]:
     """The page of `items` a call asked for. `version` names the list (a snapshot version; `live_version` for a
     list read live); `query` the tool and its filters. `total`: True = len(items), None = unknown (the source
-    capped what it returned), or a known count."""
+    capped what it returned), or a known count. `budget` (weight of an item, most per page) ends a page early
+    when its items are large (a schema's tables by their columns); a page holds at least one item."""
     offset = 0 if cursor is None else decode_cursor(cursor, version, query)
     if offset > len(items):
         raise PagingError("invalid_cursor", "the cursor points past the end of the list", hint="Start again.")
-    end = offset + page_size(limit, cap, default)
+    end = min(offset + page_size(limit, cap, default), len(items))
+    if budget is not None:
+        weight, most = budget
+        spent, stop = 0, offset
+        while stop < end and (stop == offset or spent + weight(items[stop]) <= most):
+            spent += weight(items[stop])
+            stop += 1
+        end = stop
     next_cursor = encode_cursor(version, query, end) if end < len(items) else None
     known = len(items) if total is True else (None if total is False else total)
     return Page(list(items[offset:end]), next_cursor, known, offset)

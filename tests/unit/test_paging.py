@@ -106,3 +106,15 @@ def test_graph_pages_carry_every_edge_once() -> None:
     summary = paging.graph_summary(nodes, edges)
     assert summary["nodes_per_depth"] == {"0": 1, "1": 2, "2": 3, "3": 1}
     assert summary["nodes_per_kind"] == {"model": 7} and summary["total_edges"] == 7
+
+
+def test_a_budget_ends_a_page_early_but_never_empty() -> None:
+    items = [3, 3, 3, 10, 1]
+    sizes, cursor = [], None
+    while True:
+        p = page(items, 10, cursor, version="v", query=(), budget=(lambda n: n, 7))
+        sizes.append(p.items)
+        if not p.next_cursor:
+            break
+        cursor = p.next_cursor
+    assert sizes == [[3, 3], [3], [10], [1]]
