@@ -148,6 +148,26 @@ def pages_in_step(
     return {name: list(items[offset:end]) for name, items in lists.items()}, next_cursor
 
 
+def page_answer(
+    answer: dict[str, Any],
+    key: str,
+    limit: int | None,
+    cursor: str | None,
+    *,
+    query: Any,
+    item_key: Callable[[Any], Any],
+    keep: Callable[[Any], bool] | None = None,
+    cap: int = MAX_LIMIT,
+) -> dict[str, Any]:
+    """A finished answer with its list under `key` filtered by `keep` and paged. The version is a digest of
+    the kept items' keys (`item_key`): it holds for a snapshot and for a live read alike, and a cursor is
+    refused once an item came or went. For tools whose service builds the whole answer."""
+    items = [item for item in answer[key] if keep is None or keep(item)]
+    version = live_version(items, item_key)
+    shown = page(items, limit, cursor, version=version, query=query, cap=cap)
+    return {**answer, key: shown.items, **shown.fields()}
+
+
 # ---- graphs: nodes paged, each edge on the page of its later end -----------------------------------------
 def graph_page(
     nodes: Sequence[dict[str, Any]],

@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -103,12 +104,13 @@ class JobEntry(TypedDict):
     tracked: bool
 
 
-class JobsAnswer(TypedDict):
+class JobsAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     project_id: int
     environment_id: int | None
     jobs: list[JobEntry]
     count: int
+    total: int
     provenance: Provenance
 
 
@@ -125,11 +127,12 @@ class SourceFreshness(TypedDict):
     error: str | None
 
 
-class FreshnessAnswer(TypedDict):
+class FreshnessAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     job_id: int
     run_id: int
     run_status: str
     run_finished_at: str | None
     sources: list[SourceFreshness]
+    total: int
     provenance: Provenance
