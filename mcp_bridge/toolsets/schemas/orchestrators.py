@@ -14,6 +14,7 @@ from ade_platform.clients.orchestrators import TaskRecord
 from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -63,12 +64,13 @@ class DetectedPatterns(TypedDict):
     matched_signatures: list[str]
 
 
-class RunHistory(TypedDict):
+class RunHistory(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     lookback_days: int
     runs: list[HistoryRun]
     total_runs: int
+    total: int
     success_count: int
     failure_count: int
     avg_duration_seconds: float | None
