@@ -14,6 +14,7 @@ from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -29,7 +30,7 @@ class DashboardListItem(TypedDict):
     url: str | None
 
 
-class DashboardList(TypedDict):
+class DashboardList(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     tool: str
     dashboards: list[DashboardListItem]
@@ -56,13 +57,14 @@ class ElementOut(TypedDict):
     error_detail: str | None
 
 
-class DashboardElements(TypedDict):
+class DashboardElements(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     dashboard_id: str
     tool: str
     title: str
     elements: list[ElementOut]
     element_count: int
+    total: int
     errors_checked_at: str | None
     provenance: Provenance
 
