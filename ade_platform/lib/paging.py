@@ -158,14 +158,17 @@ def page_answer(
     item_key: Callable[[Any], Any],
     keep: Callable[[Any], bool] | None = None,
     cap: int = MAX_LIMIT,
+    cut_at_source: bool = False,
 ) -> dict[str, Any]:
     """A finished answer with its list under `key` filtered by `keep` and paged. The version is a digest of
     the kept items' keys (`item_key`): it holds for a snapshot and for a live read alike, and a cursor is
-    refused once an item came or went. For tools whose service builds the whole answer."""
+    refused once an item came or went. For tools whose service builds the whole answer. `cut_at_source`: the
+    service already left items out at a server bound, so the answer stays `truncated` and `total` unknown."""
     items = [item for item in answer[key] if keep is None or keep(item)]
     version = live_version(items, item_key)
-    shown = page(items, limit, cursor, version=version, query=query, cap=cap)
-    return {**answer, key: shown.items, **shown.fields()}
+    total = None if cut_at_source else True
+    shown = page(items, limit, cursor, version=version, query=query, cap=cap, total=total)
+    return {**answer, key: shown.items, **shown.fields(), "truncated": shown.truncated or cut_at_source}
 
 
 # ---- graphs: nodes paged, each edge on the page of its later end -----------------------------------------
@@ -191,7 +194,10 @@ def graph_page(
 
 
 def graph_summary(
-    nodes: Iterable[dict[str, Any]], edges: Sequence[Any], kind_key: str = "resource_type"
+    nodes: Iterable[dict[str, Any]],
+    edges: Sequence[Any],
+    kind_key: str = "resource_type",
+    depth_key: str = "depth",
 ) -> dict[str, Any]:
     """A graph's size before its nodes: how many nodes per hop distance (`depth`) and per kind."""
     per_depth: dict[str, int] = {}
@@ -199,7 +205,7 @@ def graph_summary(
     count = 0
     for node in nodes:
         count += 1
-        depth = str(node.get("depth"))
+        depth = str(node.get(depth_key))
         kind = str(node.get(kind_key) or "unknown")
         per_depth[depth] = per_depth.get(depth, 0) + 1
         per_kind[kind] = per_kind.get(kind, 0) + 1

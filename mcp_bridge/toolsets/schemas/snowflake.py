@@ -13,6 +13,8 @@ from typing import Any, Literal, NotRequired
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
+
 OPEN = ConfigDict(extra="allow")
 Row = dict[str, Any]
 
@@ -94,12 +96,12 @@ class ScalarAnswer(QueryAnswer):
 
 
 # -- discovery -----------------------------------------------------------------------------------------------
-class ObjectList(TypedDict):
+class ObjectList(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     objectType: str
     objects: list[Row]
     count: int
-    truncated: bool
+    total: NotRequired[int]
     provenance: Provenance
 
 
@@ -137,15 +139,15 @@ class DependencyRow(TypedDict):
     DEPENDENCY_TYPE: str
 
 
-class LineageAnswer(ObjectRef):
+class LineageAnswer(ObjectRef, Paged):
     direction: Literal["upstream", "downstream", "both"]
     depth: int | None
     nodes: list[LineageNode]
     edges: list[Edge]  # type: ignore[valid-type]
-    truncated: bool
     lineage: list[DependencyRow]
     source: Literal["object_dependencies", "view_definitions"]
     note: str
+    summary: NotRequired[GraphSummary]
     provenance: Provenance
 
 
@@ -157,8 +159,9 @@ class Dependency(TypedDict):
     REFERENCE_OBJECT_TYPE: str
 
 
-class DependenciesAnswer(ObjectRef):
+class DependenciesAnswer(ObjectRef, Paged):
     dependencies: list[Dependency]
+    total: int
     source: Literal["object_dependencies", "view_definitions", "routine_definition"]
     note: str
     provenance: Provenance
