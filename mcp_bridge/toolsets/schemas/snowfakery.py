@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.snowflake import LiveProvenance
 
 
@@ -61,10 +62,11 @@ class ExampleItem(TypedDict):
     uri: str
 
 
-class ExampleList(TypedDict):
+class ExampleList(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     examples: list[ExampleItem]
     count: int
+    total: int
     source: Literal["bundled", "docs_dir"]
 
 
@@ -97,11 +99,12 @@ class DocHit(TypedDict):
     snippet: str
 
 
-class DocSearch(TypedDict):
+class DocSearch(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     query: str
     results: list[DocHit]
     count: int
+    total: NotRequired[int]
 
 
 # -- validation and analysis ------------------------------------------------------------------------------
