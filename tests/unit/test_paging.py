@@ -90,7 +90,8 @@ def test_window_matcher() -> None:
 
 def test_graph_pages_carry_every_edge_once() -> None:
     nodes = [
-        {"node_id": n, "depth": d, "resource_type": "model"} for n, d in zip("abcdefg", [0, 1, 1, 2, 2, 2, 3])
+        {"node_id": n, "depth": d, "resource_type": "model"}
+        for n, d in zip("abcdefg", [0, 1, 1, 2, 2, 2, 3], strict=True)
     ]
     edges = [{"from": a, "to": b} for a, b in ["ab", "ac", "bd", "be", "cf", "ce", "fg"]]
     seen_nodes, seen_edges, cursor = [], [], None

@@ -17,10 +17,11 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
+from ade_platform.lib import paging
 from ade_platform.lib.lineage import incident
 from ade_platform.lib.lineage.conditions import iso
 from ade_platform.lib.lineage.evidence import LiveFindings
-from ade_platform.lib.lineage.timeline import CursorError, Timeline, chain_files, page, parse_since
+from ade_platform.lib.lineage.timeline import Timeline, chain_files, page
 from ade_platform.lib.lineage.trace import (
     LineageLookupError,
     builders_of,
@@ -37,6 +38,7 @@ from mcp_bridge.toolsets.lineage.live import OBSERVATION_REUSE_SECONDS, LiveProb
 from mcp_bridge.toolsets.lineage.records import LineageStore, topology_of
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.lineage import IncidentAnswer, TraceAnswer, WhatChangedAnswer
+from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Until
 
 StartKind = Annotated[
     Literal["dashboard", "tile", "table", "dbt_node", "job"],
@@ -151,20 +153,44 @@ def build(ctx: BridgeContext) -> FastMCP:
         max_nodes: Annotated[
             int | None, Field(ge=1, le=5000, description="Node cap (default lineage.max_nodes, 300).")
         ] = None,
+        limit: GraphLimit = None,
+        cursor: Cursor = None,
+        detail: Detail = "full",
     ) -> ToolResult:
         """The chain across systems from a dashboard, tile, table, dbt node or job: BI tiles, the warehouse
         tables they read, the dbt models that build those tables and their sources, plus the job or DAG that
         builds each model — every hop with its latest health (dbt run status and tests, source freshness,
         drift, the builder's last run, the tile's health) and every edge with how it was inferred.
 
-        Bounded by depth and a node cap (`truncated: true` when cut). Start from a job to see what it builds.
+        Bounded by depth and a node cap (`truncated: true` when cut). Nodes are paged nearest first, each page
+        with its edges and unresolved links (limit, default the node cap; cursor -> next_cursor;
+        docs/PAGING.md). detail=summary answers only `summary` (nodes per depth and per kind), no health read.
+        Start from a job to see what it builds.
         """
         snapshot, lineage, v = store.graph()
         root = start_of(v, start_kind, start, system)
-        w = walk(v, root, direction, depth, max_nodes or default_cap)
+        cap = max_nodes or default_cap
+        w = walk(v, root, direction, depth, cap)
+        walked = [
+            {"id": node_id, "kind": v["nodes"][node_id].get("kind"), "depth": where["depth"]}
+            for node_id, where in w.nodes.items()
+        ]
+        head = {"start": root, "direction": direction, "total_nodes": len(walked)}
+        if detail == "summary":
+            summary = paging.graph_summary(walked, w.edges, kind_key="kind")
+            body = {**head, "nodes": [], "edges": [], "unresolved": [], "summary": summary,
+                    "truncated": w.truncated, "next_cursor": None}  # fmt: skip
+            return as_result({**body, "provenance": store.provenance(snapshot, lineage, {})})
+        query = ("lineage_trace", root, direction, depth, cap)
+        shown, edges = paging.graph_page(
+            walked, w.edges, limit, cursor, version=snapshot.version, query=query, cap=cap, default=cap,
+            node_key="id",
+        )  # fmt: skip
+        on_page = {n["id"] for n in shown.items}
         health, joined = store.health_now()
         nodes = []
-        for node_id, where in w.nodes.items():
+        for node_id in (n["id"] for n in shown.items):
+            where = w.nodes[node_id]
             node = v["nodes"][node_id]
             h = health.of(node)
             nodes.append(
@@ -180,14 +206,13 @@ def build(ctx: BridgeContext) -> FastMCP:
                     "built_by": builders_of(v, node_id),
                 }
             )
-        unresolved = [u for u in lineage.get("unresolved") or [] if u.get("node") in w.nodes]
+        unresolved = [u for u in lineage.get("unresolved") or [] if u.get("node") in on_page]
         body = {
-            "start": root,
-            "direction": direction,
+            **head,
             "nodes": nodes,
-            "edges": w.edges,
-            "total_nodes": len(nodes),
-            "truncated": w.truncated,
+            "edges": edges,
+            "truncated": shown.truncated or w.truncated,
+            "next_cursor": shown.next_cursor,
             "unresolved": unresolved,
         }
         return as_result({**body, "provenance": store.provenance(snapshot, lineage, joined)})
@@ -237,23 +262,23 @@ def build(ctx: BridgeContext) -> FastMCP:
             ),
         ] = "7d",
         system: System = None,
-        limit: Annotated[int, Field(ge=1, le=500, description="Events per page.")] = 50,
-        cursor: Annotated[
-            str | None, Field(max_length=512, description="next_cursor of the previous page.")
-        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Events per page (docs/PAGING.md).")] = 50,
+        cursor: Cursor = None,
         live: Live = True,
+        until: Until = None,
     ) -> ToolResult:
         """What changed along the chain upstream of a dashboard, tile, table, dbt node or job since a moment,
         newest first, each event with its source: schema changes of its tables (snapshot history, what live
         tools observed, and a live read now), dbt runs and their outcome (incl. a newer run in the target
         folder and a dbt invocation that failed at parse), runs of the jobs and DAGs that build its models,
         freshness transitions of its sources, BI health transitions of its tiles, and commits to the dbt
-        project that touched its files (git: author, time, message, files). Paged with limit and cursor.
+        project that touched its files (git: author, time, message, files). Paged with limit and cursor
+        (docs/PAGING.md: the cursor is the last event's sort key, so pages hold while new events arrive);
+        since/until bound the window.
         """
-        try:
-            since_at = parse_since(since, time.time())
-        except ValueError as exc:
-            raise ToolFailure("invalid_argument", str(exc)) from None
+        now = time.time()
+        since_at = paging.parse_moment(since, now, "since")
+        in_window = paging.window_matcher(None, until, now)
         snapshot, lineage, v = store.graph()
         root = start_of(v, start_kind, start, system)
         health, joined = store.health_now()
@@ -265,11 +290,10 @@ def build(ctx: BridgeContext) -> FastMCP:
         records = store.records(health, joined, lineage, snapshot.version)
         commits, notes = git_commits(settings, chain_files(v, chain), since_at)
         events = Timeline(v, chain, records, findings, since_at).build(commits)
+        if until is not None:
+            events = [e for e in events if in_window(e["_at"])]
         record("lineage_what_changed", observed)
-        try:
-            shown, next_cursor = page(events, limit, cursor)
-        except CursorError as exc:
-            raise ToolFailure("invalid_argument", str(exc)) from None
+        shown, next_cursor = page(events, limit, cursor)
         notes += [
             f"not probed live ({m['why']}): {m['probe']} {m['node'] or ''}".strip()
             for m in findings.not_reached

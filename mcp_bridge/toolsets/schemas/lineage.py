@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from ade_platform.lib.lineage.conditions import CAUSES
 from ade_platform.lib.shapes import OPEN
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 
 Cause = Literal[CAUSES]  # type: ignore[valid-type]
 
@@ -82,17 +83,18 @@ TraceEdge = with_config(OPEN)(
 )
 
 
-class TraceAnswer(TypedDict):
+class TraceAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     start: str
     direction: str
     nodes: list[TraceNode]
     edges: list[TraceEdge]
     total_nodes: int
-    truncated: bool
     unresolved: Annotated[
-        list[dict[str, Any]], Field(description="What could not be linked on this chain, and why.")
+        list[dict[str, Any]],
+        Field(description="What could not be linked on this chain, and why (for this page's nodes)."),
     ]
+    summary: NotRequired[GraphSummary]
     provenance: LineageProvenance
 
 
@@ -215,16 +217,12 @@ class ChangeEvent(TypedDict):
     detail: dict[str, Any]
 
 
-class WhatChangedAnswer(TypedDict):
+class WhatChangedAnswer(Paged):
     __pydantic_config__ = OPEN  # type: ignore[misc]
     start: str
     since: str
     events: list[ChangeEvent]
     total_events: int
-    truncated: bool
-    next_cursor: Annotated[
-        str | None, Field(description="Pass as cursor for the next page; null on the last.")
-    ]
     chain_nodes: int
     notes: Annotated[list[str], Field(description="What could not be read (no git repository, budget, ...).")]
     live: LiveReport
