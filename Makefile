@@ -28,6 +28,15 @@ $(TOOLS)/motherduck/bin/mcp-server-motherduck:
 	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/motherduck
 	$(UV) pip install --quiet --python $(TOOLS)/motherduck/bin/python "mcp-server-motherduck>=1.1"
 
+# The peer the snowfakery benchmark compares against (benchmarks/snowfakery/peer.py), in its own virtualenv. It
+# needs Python 3.12+ (SNOWFAKERY_MCP_PYTHON: a version uv finds or downloads, or an interpreter's path) and a
+# fastmcp 2: under fastmcp 3+ its SIGALRM timeout fails every call, which fastmcp runs off the main thread.
+SNOWFAKERY_MCP_PYTHON ?= 3.12
+$(TOOLS)/snowfakery-mcp/bin/snowfakery-mcp:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) venv --quiet --allow-existing --python $(SNOWFAKERY_MCP_PYTHON) $(TOOLS)/snowfakery-mcp
+	$(UV) pip install --quiet --python $(TOOLS)/snowfakery-mcp/bin/python "snowfakery-mcp==0.0.6" "fastmcp>=2.14.3,<3"
+
 # Orchestrator servers for the slow tests (issue 12), each in its own virtualenv: their pins conflict with ours.
 # Prefect 3.4 fails to start with fastapi 0.116+.
 $(TOOLS)/airflow/bin/airflow:
@@ -63,7 +72,7 @@ test: setup  ## the default test suite (everything but the few tests marked slow
 test-slow: setup orchestrators oidc-provider  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI, sign-in against a real OpenID provider
 	$(PY) -m pytest -q -m slow
 
-bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck  ## performance figures (benchmarks/README.md)
+bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck $(TOOLS)/snowfakery-mcp/bin/snowfakery-mcp  ## performance figures (benchmarks/README.md)
 	@# The project is installed editable: uv compiles only site-packages, so compile our own modules too, or
 	@# under PYTHONDONTWRITEBYTECODE every spawned `ade mcp` recompiles them from source.
 	$(PY) -m compileall -q ade_platform mcp_bridge

@@ -33,15 +33,20 @@ def cmd_materialize(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from ade_platform.ops import asset_status, render_status
+    from ade_platform.ops import asset_status, dbt_folders_note, render_status
 
     settings = _settings(args)
     rows = asset_status(settings)
+    note = dbt_folders_note(settings)
     if args.json:
         import json
 
         print(json.dumps(rows, indent=2, default=str))
+        if note:  # stdout stays the JSON document
+            print(note, file=sys.stderr)
     else:
+        if note:
+            print(note + "\n")
         print(render_status(rows))
     return 0
 

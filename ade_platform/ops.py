@@ -121,8 +121,20 @@ def _progress_line(record: Any, done: int, total: int, started: float) -> tuple[
             0,
         )
     if kind == "STEP_FAILURE":
-        return f"{stamp} ✗ {event.step_key} failed", 0
+        return f"{stamp} ✗ {event.step_key} failed: {failure_reason(event.step_failure_data)}", 0
     return None, 0
+
+
+def failure_reason(data: Any) -> str:
+    """Why a step failed, on one line and without a traceback: the description of the `Failure` it raised (an
+    asset's failure line, defs/step_failure.py), else only the exception's class: its text may quote anything."""
+    text = getattr(getattr(data, "user_failure_data", None), "description", None)
+    if not text:
+        error = getattr(data, "error", None)
+        name = getattr(error, "cls_name", None) or "an error"
+        text = f"{name} (the run's page in the Dagster UI has the details)"
+    line = " ".join(str(text).split())
+    return line if len(line) <= 500 else line[:499] + "…"
 
 
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
@@ -132,7 +144,9 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
 
     from ade_platform.definitions import build_definitions
 
-    graph = build_definitions(settings).resolve_asset_graph()
+    definitions = build_definitions(settings)
+    graph = definitions.resolve_asset_graph()
+    last_ticks = _last_ticks(definitions, graph)
     instance = dg.DagsterInstance.from_config(home)
     keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
     latest: dict[Any, Any] = {}
@@ -151,6 +165,12 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
             for parent in node.parent_keys
             if latest.get(parent) is not None and ts is not None and latest[parent].timestamp > ts
         ]
+        missed = _missed_refresh(last_ticks.get(key), ts, now)
+        because = (
+            "never materialized"
+            if ts is None
+            else (f"upstream newer: {', '.join(newer_upstream)}" if newer_upstream else missed)
+        )
         rows.append(
             {
                 "asset": key.to_user_string(),
@@ -160,10 +180,8 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
                 else None,
                 "age_seconds": round(now - ts, 1) if ts else None,
                 "run_id": event.run_id if event else None,
-                "stale": ts is None or bool(newer_upstream),
-                "stale_because": "never materialized"
-                if ts is None
-                else (f"upstream newer: {', '.join(newer_upstream)}" if newer_upstream else None),
+                "stale": because is not None,
+                "stale_because": because,
                 # what a live tool saw after this materialization (the snapshot may no longer describe it)
                 "newer_observation": _newer_observation(observed.get(key.to_user_string()), ts),
             }
@@ -171,10 +189,69 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
     return rows
 
 
+# A scheduled refresh takes a while to run: an asset is late only when it missed its tick by more than this.
+REFRESH_GRACE_SECONDS = 900
+# Snapshots of systems that change without ADE seeing it (dbt Cloud, orchestrators, BI tools): only a refresh
+# keeps them current, so a missed one makes them stale. dbt artifacts have their own detector (a newer file).
+REFRESHED_GROUPS = frozenset({"dbt_cloud", "orchestration", "bi"})
+
+
+def _last_ticks(definitions: Any, graph: Any) -> dict[Any, float]:
+    """Asset key -> the newest past tick of a running schedule that refreshes it (the latest, when several)."""
+    from dagster._utils.schedules import cron_string_iterator
+
+    now = time.time()
+    ticks: dict[Any, float] = {}
+    for schedule in definitions.schedules or []:
+        selection = getattr(schedule.job, "selection", None)
+        if selection is None:
+            continue
+        keys = selection.resolve(graph)
+        moment = next(cron_string_iterator(now, schedule.cron_schedule, schedule.execution_timezone, False))
+        for key in keys:
+            if graph.get(key).group_name not in REFRESHED_GROUPS:
+                continue
+            ticks[key] = max(ticks.get(key, 0.0), moment.timestamp())
+    return ticks
+
+
+def _missed_refresh(tick: float | None, materialized: float | None, now: float) -> str | None:
+    """Why a scheduled asset is stale: its schedule ticked (more than the grace ago) after it was materialized."""
+    if tick is None or materialized is None or materialized >= tick or now - tick < REFRESH_GRACE_SECONDS:
+        return None
+    when = datetime.fromtimestamp(tick, UTC).isoformat(timespec="seconds")
+    return f"missed its scheduled refresh at {when}"
+
+
 def _newer_observation(obs: Any, materialized: float | None) -> dict[str, Any] | None:
     if obs is None or (materialized is not None and obs.observed_at <= materialized):
         return None
     return {"kind": obs.kind, **obs.stamp()}
+
+
+def dbt_folders_note(settings: Settings) -> str | None:
+    """Which dbt target folder ADE watches for the team's own runs, and where ADE's own dbt output goes (None
+    without a local dbt project)."""
+    watched = settings.dbt_target_path
+    if watched is None:
+        return None
+    newest = (
+        max((f.stat().st_mtime for f in watched.glob("*.json") if f.is_file()), default=None)
+        if watched.is_dir()
+        else None
+    )
+    state = (
+        "does not exist yet"
+        if not watched.is_dir()
+        else (f"newest artifact {_age(time.time() - newest)} old" if newest else "no artifact yet")
+    )
+    origin = (
+        "dbt.target_path" if settings.dbt and settings.dbt.target_path else "default: the project's target/"
+    )
+    return (
+        f"dbt target folder watched (the team's dbt runs): {watched}  ({origin}; {state})\n"
+        f"ADE's own dbt output (kept apart): {settings.dbt_own_output}"
+    )
 
 
 def _age(seconds: float | None) -> str:

@@ -76,6 +76,7 @@ ERROR_CODES: dict[str, str] = {
     "job_not_found": "List the project's jobs with dbtcloud_list_jobs.",
     "rate_limited": "dbt Cloud is rate-limiting this token; wait and call again.",
     "dbt_cloud_not_configured": "Add a dbt_cloud: section (base_url, account_id, api_token) to ade.yaml.",
+    "invalid_query": "Fix the JMESPath expression (jmespath.org): pick one part, e.g. keys(nodes) first.",
     # triggers (issue 23): what an agent may start, and with which commands and parameters
     "trigger_not_allowed": "Only allow-listed jobs and DAGs can be triggered (dbt_cloud.triggerable_jobs, "
     "orchestrators.<backend>.triggerable); an operator adds them in ade.yaml.",
@@ -114,6 +115,8 @@ ERROR_CODES: dict[str, str] = {
     "dburl_not_allowed": "Database output is disabled; enable snowfakery.allow_dburl (sqlite in the workspace).",
     "graphviz_missing": "Install Graphviz (`dot`) for svg/png diagrams, or use format dot.",
     "output_exists": "Choose another path or pass overwrite: true.",
+    "sampling_unavailable": "Use the author_recipe prompt: draft with your own model, check with validate_recipe.",
+    "sampling_failed": "The client's model did not answer; retry, or use the author_recipe prompt.",
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ade_platform.config import Settings, load_settings
+from tests.helpers import environment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -51,16 +52,10 @@ def demo_emulators(demo_home: Path) -> Iterator[dict[str, str]]:
     from ade_platform.emulators.demo import EMULATORS, free_port, start_all
 
     running, env = start_all(demo_home, ports={e.name: free_port() for e in EMULATORS})
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield env
-    for r in running:
-        r.stop()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with environment(env):
+        yield env
+        for r in running:
+            r.stop()
 
 
 @pytest.fixture(scope="session")
@@ -69,19 +64,13 @@ def demo_settings(demo_home: Path, demo_emulators: dict[str, str]) -> Iterator[S
     emulators it is configured against running."""
     from ade_platform.ops import materialize
 
-    home = demo_home
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ.pop("DAGSTER_HOME", None)
-    settings = settings_for(home)
-    log = io.StringIO()
-    code = materialize(settings, "*", out=log)
-    if code != 0:
-        pytest.fail(f"demo materialization failed:\n{log.getvalue()[-4000:]}")
-    yield settings
-    if previous is None:
-        os.environ.pop("DAGSTER_HOME", None)
-    else:
-        os.environ["DAGSTER_HOME"] = previous
+    with environment({}, unset=["DAGSTER_HOME"]):
+        settings = settings_for(demo_home)
+        log = io.StringIO()
+        code = materialize(settings, "*", out=log)
+        if code != 0:
+            pytest.fail(f"demo materialization failed:\n{log.getvalue()[-4000:]}")
+        yield settings
 
 
 @pytest.fixture(scope="session")

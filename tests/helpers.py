@@ -1,17 +1,43 @@
-"""Test helpers shared by the MCP tests."""
+"""Test helpers shared by the tests (and the benchmarks that start the platform like them)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
+from unittest.mock import patch
 
 from fastmcp import Client, FastMCP
 
 
-async def _call(server: FastMCP, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    async with Client(server) as client:
-        result = await client.call_tool(name, args, raise_on_error=False)
+@contextmanager
+def environment(values: Mapping[str, str], unset: Iterable[str] = ()) -> Iterator[None]:
+    """os.environ with `values` set and the `unset` names removed; all of it as it was again afterwards."""
+    with patch.dict(os.environ, values):
+        for name in unset:
+            os.environ.pop(name, None)
+        yield
+
+
+def initialize_request(client_name: str = "t") -> dict[str, Any]:
+    """The JSON-RPC body of an MCP initialize, for tests that POST it bare (status codes, headers)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "1"},
+        },
+    }
+
+
+def tool_payload(result: Any) -> tuple[bool, Any]:
+    """A tools/call result as (ok, structured payload or the structured error; unstructured text said so)."""
     if result.is_error:
         text = result.content[0].text if result.content else ""
         try:
@@ -19,6 +45,11 @@ async def _call(server: FastMCP, name: str, args: dict[str, Any]) -> tuple[bool,
         except ValueError:
             return False, {"error": "<unstructured>", "detail": text}
     return True, result.structured_content
+
+
+async def _call(server: FastMCP, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    async with Client(server) as client:
+        return tool_payload(await client.call_tool(name, args, raise_on_error=False))
 
 
 def call_tool(server: FastMCP, name: str, args: dict[str, Any] | None = None) -> tuple[bool, Any]:
@@ -30,15 +61,7 @@ async def _calls(server: FastMCP, calls: list[tuple[str, dict[str, Any]]]) -> li
     out = []
     async with Client(server) as client:
         for name, args in calls:
-            result = await client.call_tool(name, args, raise_on_error=False)
-            if result.is_error:
-                text = result.content[0].text if result.content else ""
-                try:
-                    out.append((False, json.loads(text)))
-                except ValueError:
-                    out.append((False, {"error": "<unstructured>", "detail": text}))
-            else:
-                out.append((True, result.structured_content))
+            out.append(tool_payload(await client.call_tool(name, args, raise_on_error=False)))
     return out
 
 
@@ -92,3 +115,13 @@ def assert_refused(
         assert not ok and error["error"] == code, (tool, args, error)
         errors.append(error)
     return errors
+
+
+# ---- lineage inputs the lineage tests share -----------------------------------------------------------------
+# The dbt Cloud job that builds tag:nightly (revenue and orders in the lineage tests' manifests).
+NIGHTLY_JOBS = {"jobs": [{"id": 42, "name": "nightly", "execute_steps": ["dbt build --select tag:nightly"]}]}
+
+
+def revenue_dashboard(elements: list[dict[str, Any]]) -> dict[str, Any]:
+    """The BI inventories of one Looker dashboard, 7 "Revenue", with these tiles."""
+    return {"looker": {"dashboards": [{"id": "7", "title": "Revenue", "elements": elements}]}}

@@ -14,7 +14,10 @@ class DbtSettings(_Model):
     profiles_dir: Path | None = None
     target: str | None = None
     target_path: Path | None = Field(
-        None, description="Where dbt writes artifacts; default <home>/dbt/target."
+        None,
+        description="The folder the team's own dbt runs (a scheduler, a terminal, CI) write their artifacts to: "
+        "ADE watches it and publishes what they write; default <project_dir>/target. ADE's own dbt commands "
+        "write under <home>/dbt/ instead, so neither overwrites the other's artifacts.",
     )
     warehouse: str | None = Field(None, description="Warehouse (by name) this project builds into.")
     log_path: Path | None = Field(

@@ -72,6 +72,16 @@ class Settings(_Model):
             return None
         return value
 
+    @field_validator("snowflake", mode="before")
+    @classmethod
+    def _snowflake_off_without_config_file(cls, value: Any) -> Any:
+        # The same rule for the demo's Snowflake stand-in: `config_file: ${ADE_SNOWFLAKE_CONFIG:-}` empty (no
+        # stand-in running) means the section is off. A section that leaves config_file out reads the snow CLI's
+        # own configuration, as before.
+        if isinstance(value, dict) and "config_file" in value and not value["config_file"]:
+            return None
+        return value
+
     def model_post_init(self, context: Any, /) -> None:
         if isinstance(context, dict):
             self._env_references = dict(context.get("env_references") or {})
@@ -83,9 +93,17 @@ class Settings(_Model):
 
     @property
     def dbt_target_path(self) -> Path | None:
+        """The watched dbt target folder: where the team's own dbt runs write (`dbt.target_path`, default the
+        project's `target/`)."""
         if self.dbt is None:
             return None
-        return self.dbt.target_path or self.home / "dbt" / "target"
+        return self.dbt.target_path or self.dbt.project_dir / "target"
+
+    @property
+    def dbt_own_output(self) -> Path:
+        """Where ADE's own dbt commands write (parse: `target/`, builds: `invocations/<command>`), apart from the
+        watched folder: ADE's builds and the team's never overwrite each other."""
+        return self.home / "dbt"
 
     def warehouse(self, name: str) -> DuckDBWarehouse | SnowflakeWarehouse | BigQueryWarehouse:
         try:

@@ -32,12 +32,14 @@ ClientT = TypeVar("ClientT")
 
 @dataclass(frozen=True)
 class Polled(Generic[ClientT]):
-    """An external system a failure sensor polls."""
+    """An external system a domain reaches: polled by its failure sensor (`reach`), read by its assets
+    (`defs/step_failure.py`), described once for both."""
 
     system: str  # as an operator names it: "dbt Cloud", "Airflow", "looker", "warehouse 'demo'"
     address: str  # where it is reached: a URL, a file, a connection name
     connect: Callable[[], ClientT]  # builds its client (nothing is reached before the first call, usually)
     errors: tuple[type[Exception], ...]  # what the client raises when the system cannot answer now
+    section: str  # where ade.yaml configures it: "dbt_cloud", "bi.looker", "orchestrators.airflow"
 
 
 class Unreachable(Exception):
@@ -60,10 +62,11 @@ def sensor_run(run_key: str, reason: str, **tags: str) -> dg.RunRequest:
 
 
 def shown_address(address: str) -> str:
-    """An address fit for a skip reason: a URL without its user info (a password may sit there)."""
+    """An address fit for a skip reason or a failure line: a URL without its user info (a password may sit there),
+    query or fragment (a token may sit there); anything else (a file, a connection name) as it is."""
     parts = urlsplit(address)
-    if parts.scheme and parts.netloc and "@" in parts.netloc:
-        return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+    if parts.scheme and parts.netloc:
+        return parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1], query="", fragment="").geturl()
     return address
 
 

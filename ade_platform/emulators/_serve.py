@@ -15,6 +15,12 @@ from ade_platform.lib.http_guard import HostOriginGuard, local_policy
 
 
 def serve(name: str, build_app: Callable[[Path | None], Any]) -> None:
+    """An emulator whose app needs only the warehouse it reads."""
+    serve_with(name, lambda args: build_app(args.warehouse))
+
+
+def serve_with(name: str, build: Callable[[argparse.Namespace], Any]) -> None:
+    """An emulator whose app is built from the parsed arguments (`host`, `port`, `warehouse`)."""
     parser = argparse.ArgumentParser(prog=f"python -m ade_platform.emulators.{name}")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
@@ -22,5 +28,5 @@ def serve(name: str, build_app: Callable[[Path | None], Any]) -> None:
     args = parser.parse_args()
     import uvicorn
 
-    app = HostOriginGuard(build_app(args.warehouse), local_policy(args.port, args.host))
+    app = HostOriginGuard(build(args), local_policy(args.port, args.host))
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

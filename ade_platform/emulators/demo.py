@@ -31,8 +31,8 @@ class Emulator:
     module: str
     default_port: int
     ready_path: str = "/"
-    # The environment the platform reads to reach it: name -> value built from the base URL.
-    env: Callable[[str], dict[str, str]] = field(default=lambda url: {})
+    # The environment the platform reads to reach it: name -> value built from the base URL and the ADE home.
+    env: Callable[[str, Path], dict[str, str]] = field(default=lambda url, home: {})
 
 
 # Each emulator registers itself here (one entry per SaaS).
@@ -45,7 +45,7 @@ EMULATORS.append(
         module="ade_platform.emulators.dbt_cloud",
         default_port=8791,
         ready_path="/health",
-        env=lambda url: {
+        env=lambda url, home: {
             "ADE_DBT_CLOUD_URL": f"{url}/api/v2",
             "DBT_CLOUD_API_TOKEN": "dbtc_ade_demo_emulator_token",  # the emulator's demo token
         },
@@ -54,7 +54,7 @@ EMULATORS.append(
 
 
 # --- BI (issue 13): Looker API 4.0 and Metabase REST, dashboards over the demo warehouse -----------------------
-def _looker_env(url: str) -> dict[str, str]:
+def _looker_env(url: str, home: Path) -> dict[str, str]:
     from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET
 
     return {
@@ -64,7 +64,7 @@ def _looker_env(url: str) -> dict[str, str]:
     }
 
 
-def _metabase_env(url: str) -> dict[str, str]:
+def _metabase_env(url: str, home: Path) -> dict[str, str]:
     from ade_platform.emulators.metabase import DEMO_API_KEY
 
     return {"ADE_METABASE_URL": url, "ADE_METABASE_API_KEY": DEMO_API_KEY}
@@ -74,6 +74,17 @@ EMULATORS += [
     Emulator("looker", "ade_platform.emulators.looker", 19999, "/api/versions", _looker_env),
     Emulator("metabase", "ade_platform.emulators.metabase", 3300, "/api/health", _metabase_env),
 ]
+
+
+# --- Snowflake (issue 26): fakesnow with the demo's jaffle-shop data; the snow connection it writes --------------
+def _snowflake_env(url: str, home: Path) -> dict[str, str]:
+    from ade_platform.emulators.snowflake import connection_file
+
+    return {"ADE_SNOWFLAKE_CONFIG": str(connection_file(home))}
+
+
+# Any answer of its HTTP server means it is up (it writes the connection file before it serves).
+EMULATORS.append(Emulator("snowflake", "ade_platform.emulators.snowflake", 8792, "/", _snowflake_env))
 
 
 @dataclass
@@ -129,7 +140,7 @@ def start_all(
             )
             running.append(Running(emu, url, proc))
             _wait_ready(url + emu.ready_path, proc, timeout)
-            env_out.update(emu.env(url))
+            env_out.update(emu.env(url, home))
     except BaseException:
         for r in running:
             r.stop()

@@ -21,6 +21,30 @@ STATUS_NAMES = {1: "queued", 2: "starting", 3: "running", 10: "success", 20: "er
 STATUS_FILTERS = {"success": 10, "error": 20, "cancelled": 30}
 TERMINAL = frozenset({10, 20, 30})
 ARTIFACT_NAMES = ("manifest.json", "catalog.json", "run_results.json", "sources.json")
+# artifact file -> its kind in lib/dbt/artifacts (schema checks) and lib/dbt/publish (store slots)
+ARTIFACT_KINDS = {
+    "manifest.json": "manifest",
+    "catalog.json": "catalog",
+    "run_results.json": "run-results",
+    "sources.json": "sources",
+}
+# artifact file -> the dbt-artifacts tools that read it (when dbt_cloud.dbt_tools_job publishes a run's files)
+DBT_TOOLS_READING = {
+    "manifest.json": (
+        "dbt_get_lineage", "dbt_get_blast_radius", "dbt_get_column_lineage", "dbt_get_model_tests",
+        "dbt_get_schema", "dbt_find_select_star", "dbt_scan_pii_risk", "dbt_detect_silent_skip",
+    ),
+    "catalog.json": ("dbt_get_schema", "dbt_get_column_lineage", "dbt_scan_pii_risk"),
+    "run_results.json": ("dbt_get_failed_models", "dbt_detect_silent_skip"),
+    "sources.json": ("dbt_get_source_freshness",),
+}  # fmt: skip
+# what dbtcloud_fetch_artifact's summary suggests, per artifact: JMESPath that picks one part
+NARROWING = {
+    "manifest.json": 'nodes."model.<project>.<model>" | keys(nodes) | nodes.*.{id: unique_id, deps: depends_on.nodes}',
+    "catalog.json": 'nodes."model.<project>.<model>".columns | keys(nodes)',
+    "run_results.json": "results[?status!='success'].{id: unique_id, status: status, message: message}",
+    "sources.json": "results[?status!='pass'].{id: unique_id, status: status, age: max_loaded_at_time_ago_in_s}",
+}
 _INVOKE = re.compile(r"^Invoke dbt with `(?P<command>.+)`$")
 
 
@@ -205,7 +229,14 @@ def job_record(job: dict[str, Any], tracked: bool) -> dict[str, Any]:
         "generate_docs": bool(job.get("generate_docs")),
         "run_generate_sources": bool(job.get("run_generate_sources")),
         "job_type": job.get("job_type"),
+        "updated_at": iso(job.get("updated_at")),
     }
+
+
+def same_jobs(records: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> bool:
+    """Whether stored job records still describe the jobs dbt Cloud lists: the same ids, none changed since."""
+    stored = {r.get("id"): r.get("updated_at") for r in records}
+    return stored == {j.get("id"): iso(j.get("updated_at")) for j in jobs}
 
 
 def list_jobs_entry(record: dict[str, Any]) -> dict[str, Any]:
@@ -255,16 +286,22 @@ def _number(value: Any) -> float | None:
     return round(float(value), 3) if isinstance(value, int | float) else None
 
 
-def artifact_summary(name: str, data: Any) -> dict[str, Any]:
-    """What a large artifact holds, in a few hundred bytes: metadata and counts by kind and status."""
+def artifact_summary(name: str, data: Any, *, result_over: int | None = None) -> dict[str, Any]:
+    """What a large artifact holds, in a few hundred bytes: metadata and counts by kind and status, and how to
+    ask for one part of it (`result_over`: the cap a query's result went over)."""
     if not isinstance(data, dict):
         return {"top_level": type(data).__name__}
     meta = data.get("metadata") or {}
+    too_large = (
+        f"the query's result is over {result_over} bytes" if result_over else "the artifact is too large"
+    )
     summary: dict[str, Any] = {
         "dbt_schema_version": meta.get("dbt_schema_version"),
         "dbt_version": meta.get("dbt_version"),
         "generated_at": meta.get("generated_at"),
         "top_level_keys": sorted(data)[:50],
+        "how_to_narrow": f"{too_large} to inline: pass `query`, a JMESPath expression (jmespath.org) picking the "
+        f"part you need, e.g. {NARROWING.get(name, 'keys(@)')}; or read resource_uri for the whole file",
     }
     if name == "manifest.json":
         kinds: dict[str, int] = {}

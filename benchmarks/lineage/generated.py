@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lineage.platform import Platform, _git_init, _running
+from tests.helpers import environment
 
 ENTITIES = ["orders", "shipments", "invoices", "subscriptions", "refunds", "sessions", "tickets", "returns"]
 ATTRIBUTES = ["status", "region", "channel", "category", "plan", "country", "segment", "priority", "carrier"]
@@ -170,7 +171,6 @@ def run_builder(platform: Platform, fail: bool) -> None:
 
 @contextmanager
 def generated_platform(root: Path, seed: int, reuse: bool = False) -> Iterator[Platform]:
-    import os
 
     rng = random.Random(seed)
     files, content, raw = project_files(rng)
@@ -183,19 +183,14 @@ def generated_platform(root: Path, seed: int, reuse: bool = False) -> Iterator[P
         _load_raw(root / "ade" / "warehouse" / "demo.duckdb", raw, rng)
     content_path = root / "metabase-content.json"
     content_path.write_text(json.dumps(content))
-    saved = os.environ.get("METABASE_EMULATOR_CONTENT")
-    os.environ["METABASE_EMULATOR_CONTENT"] = str(content_path)
-    try:
-        config = ADE_YAML.format(root=root, job=BUILDER_JOB)
-        with _running(
+    config = ADE_YAML.format(root=root, job=BUILDER_JOB)
+    with (
+        environment({"METABASE_EMULATOR_CONTENT": str(content_path)}),
+        _running(
             root, config, "generated", {"builder_job": BUILDER_JOB}, reuse, before=_first_run
-        ) as platform:
-            yield platform
-    finally:
-        if saved is None:
-            os.environ.pop("METABASE_EMULATOR_CONTENT", None)
-        else:
-            os.environ["METABASE_EMULATOR_CONTENT"] = saved
+        ) as platform,
+    ):
+        yield platform
 
 
 def _first_run(platform: Platform) -> None:

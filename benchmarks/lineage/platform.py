@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ade_platform.config import Settings, load_settings
+from tests.helpers import environment
 
 REPO = Path(__file__).resolve().parents[2]
 DBT = Path(sys.executable).parent / "dbt"
@@ -131,33 +132,25 @@ def _running(
     config = root / "ade.yaml"
     config.write_text(config_text)
     running, env = start_all(home, ports={e.name: free_port() for e in EMULATORS})
-    saved = {k: os.environ.get(k) for k in (*env, "DAGSTER_HOME", "ADE_HOME", "ADE_CONFIG")}
     try:
-        os.environ.update(env)
-        for key in ("DAGSTER_HOME", "ADE_HOME", "ADE_CONFIG"):
-            os.environ.pop(key, None)
-        settings = load_settings(config, env={**os.environ, "ADE_HOME": str(home)})
-        platform = Platform(name, root, settings, env, running, info)
-        marker = home / "materialized"
-        if not (reuse and marker.exists()):
-            from ade_platform.ops import prepare_dagster_home
+        with environment(env, unset=("DAGSTER_HOME", "ADE_HOME", "ADE_CONFIG")):
+            settings = load_settings(config, env={**os.environ, "ADE_HOME": str(home)})
+            platform = Platform(name, root, settings, env, running, info)
+            marker = home / "materialized"
+            if not (reuse and marker.exists()):
+                from ade_platform.ops import prepare_dagster_home
 
-            prepare_dagster_home(settings)
-            if before is not None:
-                before(platform)
-            log = io.StringIO()
-            if materialize(settings, "*", out=log) != 0:
-                raise RuntimeError(f"{name}: materialization failed:\n{log.getvalue()[-3000:]}")
-            marker.touch()
-        yield platform
+                prepare_dagster_home(settings)
+                if before is not None:
+                    before(platform)
+                log = io.StringIO()
+                if materialize(settings, "*", out=log) != 0:
+                    raise RuntimeError(f"{name}: materialization failed:\n{log.getvalue()[-3000:]}")
+                marker.touch()
+            yield platform
     finally:
         for r in running:
             r.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @contextmanager

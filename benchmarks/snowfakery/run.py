@@ -2,6 +2,8 @@
 
     python -m benchmarks.snowfakery.run [--quick]
 
+Then the comparison with the peer server, snowfakery-mcp (benchmarks/snowfakery/peer.py).
+
 Three ways to generate the same CSV output of one recipe, at several sizes:
 - direct:  `snowfakery.api.generate_data` in this process (what a script would do);
 - sandbox: the library path of run_recipe (checks, a forked child with limits, run folder, summary);
@@ -163,6 +165,11 @@ def main() -> None:
             f"{rows:>8} {rows / d:>9.0f} {d:>5.2f}s {rows / s:>9.0f} {s:>5.2f}s {rows / m:>9.0f} {m:>5.2f}s"
             f" {d / s:>14.2f}x {d / m:>10.2f}x"
         )
+
+    from benchmarks.snowfakery import peer
+
+    print()
+    peer.main()
 
 
 if __name__ == "__main__":

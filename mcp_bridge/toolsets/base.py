@@ -24,6 +24,12 @@ READ_ONLY_OPEN_WORLD = ToolAnnotations(
 )
 # starts a run in an external system: not idempotent (two calls, two runs), destroys nothing
 TRIGGER = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
+# changes objects in an external system (DDL): each call may destroy what the last one left
+DESTRUCTIVE = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=True
+)
+# rewrites a local copy of an external system's objects: the same call twice leaves the same files
+SYNC = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=True)
 
 # The schema cache of the toolset being built (set by `mcp_bridge.toolsets.build_toolset`), so every toolset
 # module's `new_toolset(...)` call picks it up without passing it through each build function.

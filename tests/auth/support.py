@@ -25,6 +25,16 @@ from joserfc.jwk import RSAKey
 
 from ade_platform.config import Settings, load_settings
 from ade_platform.emulators.demo import free_port
+from tests.helpers import initialize_request, tool_payload
+
+# The tools that change something outside ADE (effects beyond read): what a reader must not be able to call.
+CHANGING = {
+    "dbtcloud_trigger_job",
+    "orchestrator_trigger_dag",
+    "execute_ddl",
+    "sync_objects",
+    "snowfakery.run_recipe",
+}
 
 
 def new_key() -> RSAKey:
@@ -158,19 +168,9 @@ def threaded_gateway(
         thread.join(timeout=15)
 
 
-def _payload(result: Any) -> tuple[bool, Any]:
-    if result.is_error:
-        text = result.content[0].text if result.content else ""
-        try:
-            return False, json.loads(text)
-        except ValueError:
-            return False, {"error": "<unstructured>", "detail": text}
-    return True, result.structured_content
-
-
 async def acall(url: str, token: str, name: str, args: dict[str, Any] | None = None) -> tuple[bool, Any]:
     async with Client(url, auth=token) as client:
-        return _payload(await client.call_tool(name, args or {}, raise_on_error=False))
+        return tool_payload(await client.call_tool(name, args or {}, raise_on_error=False))
 
 
 def call(url: str, token: str, name: str, args: dict[str, Any] | None = None) -> tuple[bool, Any]:
@@ -188,16 +188,7 @@ def tool_names(url: str, token: str) -> set[str]:
 
 def initialize(url: str, token: str | None = None, **headers: str) -> httpx.Response:
     """A bare initialize POST (for status codes and headers)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    body = initialize_request()
     auth = {"authorization": f"Bearer {token}"} if token else {}
     return httpx.post(
         url,

@@ -27,18 +27,11 @@ from ade_platform.emulators.dbt_cloud import DAILY_JOB, DEMO_TOKEN
 from ade_platform.emulators.demo import free_port
 from ade_platform.live import TAG_CLIENT, TAG_USER
 from tests.auth.oidc_provider import BRIEF_ROBOT, OidcProvider, claims_of
-from tests.auth.support import call, initialize, tool_names
+from tests.auth.support import CHANGING, call, initialize, tool_names
 from tests.mcp.dbt_cloud_support import Emulator, running_emulator
 
 pytestmark = pytest.mark.slow
 ADE = str(Path(sys.executable).parent / "ade")
-CHANGING = {
-    "dbtcloud_trigger_job",
-    "orchestrator_trigger_dag",
-    "execute_ddl",
-    "sync_objects",
-    "snowfakery.run_recipe",
-}
 
 
 @dataclass

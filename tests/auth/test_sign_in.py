@@ -21,6 +21,7 @@ from mcp.types import ToolAnnotations
 
 from ade_platform.lib.caller import current_caller
 from tests.auth.support import (
+    CHANGING,
     LocalIssuer,
     acall,
     call,
@@ -31,13 +32,6 @@ from tests.auth.support import (
     tool_names,
 )
 
-CHANGING = {
-    "dbtcloud_trigger_job",
-    "orchestrator_trigger_dag",
-    "execute_ddl",
-    "sync_objects",
-    "snowfakery.run_recipe",
-}
 TOOLSETS = "dbt-artifacts, dbt-cloud, orchestrator, snowflake, snowfakery"
 ACCESS = (
     "  access:\n"

@@ -25,6 +25,11 @@ SPEC_LIST_KEYS = {
     "dbt_find_select_star": "models",
     "fs_list_models": "models",
     "fs_find_models_referencing": "references",
+    "dbtcloud_list_jobs": "jobs",
+    "orchestrator_detect_patterns": "results",
+    "bi_list_dashboards": "dashboards",
+    "bi_get_dashboard_elements": "elements",
+    "bi_verify_row_counts": "elements",
 }
 
 

@@ -40,6 +40,7 @@ EXEMPT: dict[str, tuple[str, ...]] = {
         "snowfakery.validate_recipe",
         "snowfakery.explain_errors",
         "snowfakery.run_recipe",
+        "snowfakery.draft_recipe",  # its rounds: one drafting call's attempts, at most its max_rounds
         "sync_objects",
     ),
     # a live diagnosis: each call probes again, so there is no stable list to page; ranked, capped causes

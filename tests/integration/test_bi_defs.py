@@ -34,13 +34,17 @@ def test_inventory_names_the_tables_each_tile_reads(demo_settings: Settings) -> 
 
 def test_health_ran_after_dbt_and_found_the_planted_tiles(demo_settings: Settings) -> None:
     reader = StoreReader(demo_settings.store_root)
-    for tool, broken, empty in (("looker", "103", "104"), ("metabase", "12", "13")):
+    # each tool's third dashboard: a tile empty under the dashboard's filter (run as the dashboard renders it)
+    for tool, broken, empty, filtered in (("looker", "103", "104", "301"), ("metabase", "12", "13", "31")):
         health = reader.latest(f"bi_health_{tool}").data
         statuses = {d["id"]: d["status"] for d in health["dashboards"]}
-        assert statuses == {"1": "error", "2": "ok"}, health  # the warehouse existed: dbt ran first
+        assert statuses == {"1": "error", "2": "ok", "3": "ok"}, (
+            health
+        )  # the warehouse existed: dbt ran first
         tiles = {e["id"]: e for d in health["dashboards"] for e in d["elements"]}
         assert tiles[broken]["status"] == "error" and tiles[empty]["status"] == "empty"
-        assert all(t["status"] == "ok" for i, t in tiles.items() if i not in (broken, empty))
+        assert tiles[filtered]["status"] == "empty"
+        assert all(t["status"] == "ok" for i, t in tiles.items() if i not in (broken, empty, filtered))
     defs = build_definitions(demo_settings)
     graph = defs.resolve_asset_graph()
     health_key = dg.AssetKey("bi_health_looker")

@@ -43,7 +43,7 @@ def test_definitions_load_with_groups_descriptions_jobs_and_schedule(
 
     # `dagster dev` re-parses the dbt project at load, with this environment's dbt: an MCP host or a service
     # manager that starts us need not have dbt on PATH.
-    manifest = tmp_settings.dbt_target_path / "manifest.json"
+    manifest = tmp_settings.dbt_own_output / "target" / "manifest.json"
     first = manifest.stat().st_mtime_ns
     monkeypatch.setenv("DAGSTER_IS_DEV_CLI", "1")
     monkeypatch.setenv("PATH", "/nonexistent")

@@ -129,7 +129,7 @@ def test_each_failure_sensor_skips_naming_the_system_that_does_not_answer(unreac
         "orchestrator_failures_prefect": [("Prefect", f"{closed}/prefect/api")],
         "bi_dashboard_error_sensor": [("looker", f"{closed}/looker"), ("metabase", f"{closed}/metabase")],
         "warehouse_drift_sensor_sf": [("warehouse 'sf'", closed)],
-        "snowflake_staleness_sensor": [("Snowflake", "snow connection 'closed'")],
+        "snowflake_staleness_sensor": [("Snowflake", f"{closed} (snow connection 'closed')")],
     }
     # Polled too, but what they poll is up here: the platform's own Dagster instance, the DuckDB file dbt
     # creates, a local target folder.

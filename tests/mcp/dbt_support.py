@@ -21,6 +21,22 @@ def schema_url(kind: str, version: int) -> str:
     return f"https://schemas.getdbt.com/dbt/{kind}/v{version}.json"
 
 
+def _node(
+    uid: str, resource_type: str, name: str, schema: str, columns: dict[str, dict[str, Any]] | None
+) -> dict[str, Any]:
+    """What a model and a source of the synthetic project both carry: ids, where it lives, its columns."""
+    return {
+        "unique_id": uid,
+        "resource_type": resource_type,
+        "name": name,
+        "package_name": PROJECT,
+        "database": "db",
+        "schema": schema,
+        "relation_name": f'"db"."{schema}"."{name}"',
+        "columns": {c: {"name": c, **spec} for c, spec in (columns or {}).items()},
+    }
+
+
 def model(
     name: str,
     deps: list[str] | None = None,
@@ -32,21 +48,13 @@ def model(
     compiled: str | None = None,
     schema: str = "analytics",
 ) -> dict[str, Any]:
-    uid = f"model.{PROJECT}.{name}"
     return {
-        "unique_id": uid,
-        "resource_type": "model",
-        "name": name,
-        "package_name": PROJECT,
-        "database": "db",
-        "schema": schema,
+        **_node(f"model.{PROJECT}.{name}", "model", name, schema, columns),
         "alias": name,
-        "relation_name": f'"db"."{schema}"."{name}"',
         "original_file_path": f"models/{name}.sql",
         "config": {"materialized": materialized},
         "tags": tags or [],
         "description": f"The {name} model.",
-        "columns": {c: {"name": c, **spec} for c, spec in (columns or {}).items()},
         "depends_on": {"nodes": deps or [], "macros": []},
         "raw_code": raw
         if raw is not None
@@ -60,18 +68,10 @@ def model(
 def source(
     table: str, columns: dict[str, dict[str, Any]] | None = None, source_name: str = "raw"
 ) -> dict[str, Any]:
-    uid = f"source.{PROJECT}.{source_name}.{table}"
     return {
-        "unique_id": uid,
-        "resource_type": "source",
-        "name": table,
+        **_node(f"source.{PROJECT}.{source_name}.{table}", "source", table, source_name, columns),
         "source_name": source_name,
         "identifier": table,
-        "package_name": PROJECT,
-        "database": "db",
-        "schema": source_name,
-        "relation_name": f'"db"."{source_name}"."{table}"',
-        "columns": {c: {"name": c, **spec} for c, spec in (columns or {}).items()},
         "depends_on": {"nodes": []},
     }
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ade_platform.config import Settings, load_settings
+from tests.helpers import environment
 
 MODELS = {
     "models/stg_orders.sql": """
@@ -78,20 +79,12 @@ def materialized_shop(
         (project / rel).write_text(text.lstrip())
     config = root / "ade.yaml"
     config.write_text(_ADE_YAML.format(home=root / "ade", project=project, toolsets=", ".join(toolsets)))
-    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "ADE_DUCKDB_PATH")}
-    os.environ.pop("DAGSTER_HOME", None)
-    env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
-    settings = load_settings(config, env=env)
-    try:
+    with environment({}, unset=["DAGSTER_HOME"]):
+        env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
+        settings = load_settings(config, env=env)
         code, log = materialize(settings, "*")
         assert code == 0, log[-3000:]
         yield config, settings
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def run_dbt(project: Path, warehouse: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -69,7 +69,7 @@ def test_list_dashboards_answers_from_the_inventory(
 ) -> None:
     ok, body = call_tool(bi[1], "bi_list_dashboards", {"tool": tool})
     assert ok, body
-    assert body["total"] == 2 and {d["dashboard_id"] for d in body["dashboards"]} == {"1", "2"}
+    assert body["total"] == 3 and {d["dashboard_id"] for d in body["dashboards"]} == {"1", "2", "3"}
     first = body["dashboards"][0]
     assert first["title"] and first["folder"] and first["view_count"] > 0 and first["created_at"]
     assert first["url"].endswith(("/dashboards/1", "/dashboard/1"))
@@ -169,6 +169,33 @@ def test_verify_row_counts_reports_each_tile(
     )
     assert ok and strict["min_rows"] == 10 and strict["healthy_count"] < body["healthy_count"] + 1
     assert all(e["warehouse_tables"] is None for e in strict["elements"])
+
+
+# tool -> the tile of dashboard 3 that listens to its Status filter (default: a status no order has)
+FILTERED = {"looker": "301", "metabase": "31"}
+
+
+@pytest.mark.parametrize("tool", ["looker", "metabase"])
+def test_a_tile_empty_under_its_dashboard_filter_is_reported_empty(
+    bi: tuple[Settings, Any, BridgeContext], tool: str
+) -> None:
+    # Its own query has rows (every order); the dashboard's Status filter, at its default, leaves none.
+    calls = [
+        ("bi_check_dashboard_health", {"tool": tool, "dashboard_id": "3"}),
+        ("bi_verify_row_counts", {"tool": tool, "dashboard_id": "3", "compare_to_warehouse": True}),
+        ("bi_get_dashboard_elements", {"tool": tool, "dashboard_id": "3"}),
+    ]
+    (ok, health), (ok2, counts), (ok3, elements) = call_tools(bi[1], calls)
+    assert ok and ok2 and ok3, (health, counts, elements)
+    tile = {e["element_id"]: e for e in health["elements"]}[FILTERED[tool]]
+    assert tile["status"] == "empty" and tile["row_count"] == 0 and health["empty_elements"] == 1, health
+    row = {e["element_id"]: e for e in counts["elements"]}[FILTERED[tool]]
+    assert row["row_count"] == 0 and not row["meets_threshold"], row
+    assert row["warehouse_tables"][0]["row_count"] > 0  # the orders table has rows: the filter drops them
+    shown = {e["element_id"]: e for e in elements["elements"]}[FILTERED[tool]]
+    assert shown["dashboard_filters"] == {
+        "Status": ["refund_pending"] if tool == "metabase" else "refund_pending"
+    }
 
 
 def test_run_look_returns_looker_rows(bi: tuple[Settings, Any, BridgeContext]) -> None:

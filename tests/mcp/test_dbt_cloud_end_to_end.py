@@ -74,6 +74,25 @@ def test_trigger_poll_fetch_and_freshness(emulator: Emulator, monkeypatch: pytes
     )
     assert ok and manifest["truncated"] and manifest["content"] is None
     assert manifest["size_bytes"] > 100_000 and manifest["summary"]["nodes_by_resource_type"]["model"] >= 5
+    assert "query" in manifest["summary"]["how_to_narrow"]
+    # The part an agent needs, by a JMESPath query on the artifact (issue 27): bounded by the same cap.
+    ok, deps = call_tool(
+        server,
+        "dbtcloud_fetch_artifact",
+        {
+            "run_id": run["run_id"],
+            "artifact": "manifest.json",
+            "query": 'nodes."model.dbt_demo.orders".depends_on.nodes',
+        },
+    )
+    assert ok and not deps["truncated"] and "model.dbt_demo.stg_orders" in deps["result"], deps
+    ok, everything = call_tool(
+        server,
+        "dbtcloud_fetch_artifact",
+        {"run_id": run["run_id"], "artifact": "manifest.json", "query": "@"},
+    )
+    assert ok and everything["truncated"] and everything["result"] is None, everything
+    assert "100000 bytes" in everything["summary"]["how_to_narrow"]
 
     async def read_resource() -> str:
         async with Client(server) as client:
@@ -167,6 +186,13 @@ def assets_answer_from_dbt_cloud(
     # The manifest and run results are the canonical run's, not the newer override run's.
     assert lineage["provenance"]["dbt_cloud"]["run_id"] == success_run
     assert lineage["provenance"]["dbt_cloud"]["job_id"] == DAILY_JOB
+    # The run's manifest answer names the dbt-artifacts tools that read this very file.
+    ok, manifest = call_tool(
+        build(ctx),
+        "dbtcloud_fetch_artifact",
+        {"run_id": success_run, "artifact": "manifest.json", "query": "metadata"},
+    )
+    assert ok and "dbt_get_lineage" in manifest["dbt_tools"], manifest
     ok, failed_models = call_tool(build_artifacts(ctx), "dbt_get_failed_models", {})
     assert ok and failed_models["provenance"]["dbt_cloud"]["run_id"] == success_run, failed_models[
         "provenance"

@@ -174,6 +174,9 @@ def test_token_never_in_audit_tags(server) -> None:
 
     from ade_platform.live import flush_all
 
+    # The trigger and poll are the timeout test's (slow, like this one); the listing is made here, so the test
+    # holds when `-m slow` deselects the listing test.
+    assert call_tool(server, "dbtcloud_list_jobs", {"project_id": PROJECT_ID})[0]
     flush_all(60)
     with dg.DagsterInstance.from_config(str(server.ade_settings.dagster_home)) as instance:
         runs = instance.get_runs()
@@ -187,3 +190,17 @@ def test_token_never_in_audit_tags(server) -> None:
             "job_id": CI_JOB,
             "steps_override": ["dbt compile --select stg_orders"],
         }
+
+
+def test_bad_jmespath_is_a_structured_error_before_any_call(emulator: Emulator, server) -> None:
+    before = emulator.counters()
+    for query in ("nodes.[", "nodes | unknown_function(@)", "x" * 1001):
+        ok, body = call_tool(
+            server, "dbtcloud_fetch_artifact", {"run_id": 1, "artifact": "manifest.json", "query": query}
+        )
+        assert not ok and body["error"] in ("invalid_query", "invalid_argument"), body
+    ok, body = call_tool(
+        server, "dbtcloud_fetch_artifact", {"run_id": 1, "artifact": "manifest.json", "query": "nodes.["}
+    )
+    assert body["error"] == "invalid_query" and "JMESPath" in body["detail"], body
+    assert emulator.counters() == before  # refused before dbt Cloud was asked

@@ -28,20 +28,12 @@ from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
 from mcp_bridge.http_security import SharedTokenVerifier, http_auth, http_options
 from mcp_bridge.server import build_server
+from tests.helpers import initialize_request
 from tests.processes import ADE, free_port, mcp_over_http
 
 LONG_TOKEN = "t" * 31 + "k"  # exactly the minimum length
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "attacker-page", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request("attacker-page")
 MANIFEST = {
     "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
     "nodes": {"model.p.a": {"resource_type": "model", "name": "a", "depends_on": {"nodes": []}}},

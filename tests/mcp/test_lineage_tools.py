@@ -3,13 +3,11 @@ small shop with a Looker dashboard, a dbt Cloud job, an Airflow DAG) — not the
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from ade_platform.config import Settings
 from ade_platform.lib.dbt.lineage import build_lineage_index
-from ade_platform.lib.lineage.sources import LINEAGE_ASSET, Topology, build_graph
+from ade_platform.lib.lineage.sources import LINEAGE_ASSET, Topology, build_graph, store_read
 from ade_platform.store import StoreReader, StoreWriter
 from mcp_bridge.server import build_server
 from tests.helpers import call_tool, call_tools
@@ -58,15 +56,7 @@ def _publish_project(settings: Settings, *, failed: bool, stale: bool) -> None:
 
 
 def _publish_lineage(settings: Settings) -> None:
-    reader = StoreReader(settings.store_root)
-
-    def read(asset: str) -> tuple[Any, str] | None:
-        try:
-            snap = reader.latest(asset)
-        except Exception:
-            return None
-        return snap.data, snap.version
-
+    read = store_read(StoreReader(settings.store_root))
     topo = Topology({"demo": "duckdb"}, "demo")
     StoreWriter(settings.store_root).publish(LINEAGE_ASSET, build_graph(read, topo))
 

@@ -34,6 +34,7 @@ TOOLS = {
     "snowfakery.generate_mapping",
     "snowfakery.format_recipe",
     "snowfakery.explain_errors",
+    "snowfakery.draft_recipe",
 }
 PROMPTS = {
     "author_recipe",

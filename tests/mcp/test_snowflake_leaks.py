@@ -28,7 +28,7 @@ from fastmcp import Client
 from ade_platform.config import load_settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.snowflake import build_with
-from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
+from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
 from tests.fakes.snowflake_runner import ConnectorRunner, NullLiveRunner
 from tests.fakes.snowflake_stack import CANARIES, DATABASE, run_sql
 

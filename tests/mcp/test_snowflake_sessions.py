@@ -22,7 +22,7 @@ import yaml
 from ade_platform.config import load_settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.snowflake import build_with
-from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
+from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
 from tests.fakes.snowflake_runner import NullLiveRunner
 from tests.fakes.snowflake_stack import CANARIES, SnowflakeStack, connect, start_stack
 from tests.helpers import call_tools

@@ -72,7 +72,7 @@ def test_failed_run_task_log_and_signature(airflow_stack) -> None:
     (ok_t, task), (ok_l, logs) = call_tools(
         server, [("orchestrator_get_task_status", base), ("orchestrator_fetch_logs", base)]
     )
-    assert ok_t and task["state"] == "failed" and task["try_number"] == 1 and task["max_tries"] == 0
+    assert ok_t and task["state"] == "failed" and task["try_number"] == 1 and task["max_tries"] == 1
     assert task["pool"] == "default_pool" and task["operator"] == "BashOperator"
     assert ok_l and "Database Error in model stg_orders" in logs["log_text"] and not logs["truncated"]
     ok, found = call_tool(server, "orchestrator_detect_patterns", {"log_text": logs["log_text"]})
@@ -87,7 +87,9 @@ def test_retried_task_and_its_tries(airflow_stack) -> None:
     (ok_t, task), (ok_l, logs) = call_tools(
         server, [("orchestrator_get_task_status", base), ("orchestrator_fetch_logs", base)]
     )
-    assert ok_t and task["state"] == "success" and task["try_number"] == 2 and task["max_tries"] == 2, task
+    assert ok_t and task["state"] == "success" and task["try_number"] == 2 and task["max_tries"] == 3, (
+        task
+    )  # first try + 2 retries
     assert ok_l and "--- try 1 of 2 ---" in logs["log_text"] and "connection refused" in logs["log_text"]
 
 

@@ -14,7 +14,8 @@ from mcp_bridge.server import build_server
 from tests.conftest import settings_for
 from tests.helpers import assert_refused, call_tool, call_tools
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+# The session's Prefect fixture sends a 60,000-line log through the API first: minutes on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(1800)]
 P = {"backend": "prefect"}
 
 
@@ -43,9 +44,44 @@ def test_failed_flow_run_task_log_and_signature(prefect_stack) -> None:
         server, [("orchestrator_get_task_status", base), ("orchestrator_fetch_logs", base)]
     )
     assert ok_t and task["state"] == "FAILED" and task["try_number"] == 1 and task["max_tries"] == 1, task
+    assert task["task_id"] == "dbt_build"  # the request's, not the task run's name (dbt_build-<suffix>)
     assert ok_l and "Database Error in model stg_orders" in logs["log_text"], logs
     ok, found = call_tool(server, "orchestrator_detect_patterns", {"log_text": logs["log_text"]})
     assert ok and found["matched_signatures"][:2] == ["dbt_missing_column", "dbt_database_error"]
+
+
+def test_a_long_log_ends_with_its_error(prefect_stack) -> None:
+    # 60,000 lines, three times what one read takes: the newest are read, so the error at the end is there.
+    server, _, ids = prefect_stack
+    ok, logs = call_tool(
+        server,
+        "orchestrator_fetch_logs",
+        {"dag_id": "long_log", "run_id": ids["long_log_run"], "task_id": "load_everything", **P},
+    )
+    assert ok and logs["truncated"], logs.get("log_length_chars")
+    # the end: the task's own last lines, then Prefect's record of its failure, with the error
+    last = logs["log_text"].rstrip("\n").splitlines()[-1]
+    assert "Finished in state Failed" in last and "disk quota exceeded" in last, last
+    assert "FATAL the load of fct_orders failed: disk quota exceeded" in logs["log_text"]
+    assert "loaded batch 59998 of 60000" in logs["log_text"]
+
+
+def test_a_cancelled_filter_never_returns_a_paused_run(prefect_stack) -> None:
+    server, _, ids = prefect_stack
+    ok, last = call_tool(
+        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "cancelled", **P}
+    )
+    assert ok and last["run_id"] == ids["cancelled_run"] and last["state"] == "CANCELLED", last
+    ok, paused = call_tool(
+        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "paused", **P}
+    )
+    assert ok and paused["run_id"] == ids["paused_run"], paused
+    # no_matching_run names what was asked, as dbt Cloud's does
+    ok, none = call_tool(
+        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "success", **P}
+    )
+    assert not ok and none["error"] == "no_matching_run", none
+    assert none["dag_id"] == "gated/manual" and none["status_filter"] == "success", none
 
 
 def test_retried_task_run(prefect_stack) -> None:
@@ -96,4 +132,4 @@ def test_errors(prefect_stack) -> None:
 def test_list_deployments(prefect_stack) -> None:
     _, _, ids = prefect_stack
     dags = PrefectClient(ids["url"]).list_dags()
-    assert [d["dag_id"] for d in dags] == ["hello/on-demand"]
+    assert [d["dag_id"] for d in dags] == ["gated/manual", "hello/on-demand"]

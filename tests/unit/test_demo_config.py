@@ -20,3 +20,12 @@ def test_dbt_cloud_is_on_once_its_url_is_set(tmp_path: Path) -> None:
     assert settings.dbt_cloud is not None
     assert settings.dbt_cloud.base_url == "http://127.0.0.1:9/api/v2"
     assert settings.dbt_cloud.tracked_jobs == [7301, 7303]
+
+
+def test_snowflake_is_off_until_its_stand_in_is_set_and_uses_the_connector(tmp_path: Path) -> None:
+    assert settings_for(tmp_path, ADE_SNOWFLAKE_CONFIG="").snowflake is None
+    on = settings_for(tmp_path, ADE_SNOWFLAKE_CONFIG=str(tmp_path / "config.toml")).snowflake
+    assert on is not None and on.transport == "connector" and on.connection == "demo"
+    assert on.exclusions.patterns == ["*.HR.*"]
+    cli = settings_for(tmp_path, ADE_SNOWFLAKE_CONFIG=str(tmp_path / "c.toml"), ADE_SNOWFLAKE_TRANSPORT="cli")
+    assert cli.snowflake is not None and cli.snowflake.transport == "cli"

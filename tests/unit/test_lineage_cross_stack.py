@@ -10,6 +10,7 @@ from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.lib.lineage import relations, selectors, trace
 from ade_platform.lib.lineage.build import Builder, LineageInputs, WarehouseInfo, build_lineage
 from ade_platform.lib.lineage.render import mermaid
+from tests.helpers import NIGHTLY_JOBS, revenue_dashboard
 
 P = "shop"
 
@@ -183,32 +184,22 @@ def _inputs(index: dict[str, Any]) -> LineageInputs:
         index=index,
         dbt_warehouse="wh",
         warehouses={"wh": WarehouseInfo("wh", "duckdb", snapshot)},
-        bi={
-            "looker": {
-                "dashboards": [
-                    {
-                        "id": "7",
-                        "title": "Revenue",
-                        "elements": [
-                            {
-                                "id": "70",
-                                "title": "Daily revenue",
-                                "sql": "select day, sum(total) from main.revenue group by 1",
-                            },
-                            {
-                                "id": "71",
-                                "title": "Orders",
-                                "tables": [{"relation": "wh.main.orders", "how": "explore_sql_table_name"}],
-                            },
-                            {"id": "72", "title": "Broken", "sql": "select sum(discount) from main.orders"},
-                        ],
-                    }
-                ]
-            }
-        },
-        dbt_cloud_jobs={
-            "jobs": [{"id": 42, "name": "nightly", "execute_steps": ["dbt build --select tag:nightly"]}]
-        },
+        bi=revenue_dashboard(
+            [
+                {
+                    "id": "70",
+                    "title": "Daily revenue",
+                    "sql": "select day, sum(total) from main.revenue group by 1",
+                },
+                {
+                    "id": "71",
+                    "title": "Orders",
+                    "tables": [{"relation": "wh.main.orders", "how": "explore_sql_table_name"}],
+                },
+                {"id": "72", "title": "Broken", "sql": "select sum(discount) from main.orders"},
+            ]
+        ),
+        dbt_cloud_jobs=NIGHTLY_JOBS,
         orchestrators={
             "airflow": {
                 "dags": [

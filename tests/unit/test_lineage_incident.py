@@ -17,6 +17,7 @@ from ade_platform.lib.lineage.error_shapes import parse_error
 from ade_platform.lib.lineage.evidence import LiveFindings, Records
 from ade_platform.lib.lineage.history import History, VersionRef
 from ade_platform.lib.lineage.tables import SchemaHistory, TableState
+from tests.helpers import NIGHTLY_JOBS, revenue_dashboard
 from tests.unit.test_lineage_cross_stack import P, _manifest
 
 T0 = 1_760_000_000.0  # the materialization
@@ -78,27 +79,17 @@ def _graph(index: dict[str, Any]) -> dict[str, Any]:
         index=index,
         dbt_warehouse="wh",
         warehouses={"wh": WarehouseInfo("wh", "duckdb", _schema(ORDERS))},
-        bi={
-            "looker": {
-                "dashboards": [
-                    {
-                        "id": "7",
-                        "title": "Revenue",
-                        "elements": [
-                            {
-                                "id": "71",
-                                "title": "Orders",
-                                "sql": "select status, sum(amount) from main.orders group by 1",
-                            },
-                            {"id": "72", "title": "Broken", "sql": "select sum(discount) from main.orders"},
-                        ],
-                    }
-                ]
-            }
-        },
-        dbt_cloud_jobs={
-            "jobs": [{"id": 42, "name": "nightly", "execute_steps": ["dbt build --select tag:nightly"]}]
-        },
+        bi=revenue_dashboard(
+            [
+                {
+                    "id": "71",
+                    "title": "Orders",
+                    "sql": "select status, sum(amount) from main.orders group by 1",
+                },
+                {"id": "72", "title": "Broken", "sql": "select sum(discount) from main.orders"},
+            ]
+        ),
+        dbt_cloud_jobs=NIGHTLY_JOBS,
     )
     return trace.views(build_lineage(inputs))
 
@@ -172,19 +163,24 @@ def _live_orders(cols: list[tuple[str, str]] | None, at: float) -> dict[str, Tab
     return {"warehouse:wh:table:wh.main.orders": TableState("wh.main.orders", table, at)}
 
 
+RENAMED = [("id", "INTEGER"), ("amount_usd", "DECIMAL(10,2)"), ("status", "VARCHAR")]
+
+
+def _amount_renamed_now(now: float) -> LiveFindings:
+    """Live now: the tile fails on the missing `amount`, and orders has amount_usd in its place."""
+    symptom = {
+        "status": "error",
+        "error": 'Binder Error: Referenced column "amount" not found',
+        "observed_at": now,
+    }
+    return LiveFindings(now=now, symptom=symptom, tables=_live_orders(RENAMED, now))
+
+
 def test_a_column_renamed_under_a_tile_is_the_cause_and_the_old_stale_source_is_background(index) -> None:
     v = _graph(index)
     now = T0 + 600
     records = _records(index, _history())
-    live = LiveFindings(
-        now=now,
-        symptom={
-            "status": "error",
-            "error": 'Binder Error: Referenced column "amount" not found',
-            "observed_at": now,
-        },
-        tables=_live_orders([("id", "INTEGER"), ("amount_usd", "DECIMAL(10,2)"), ("status", "VARCHAR")], now),
-    )
+    live = _amount_renamed_now(now)
     tile = trace.find_start(v, "tile", "71", "looker")
     report = incident.explain(v, tile, records, live, "duckdb")
     top = report["causes"][0]
@@ -441,8 +437,7 @@ def test_a_change_another_agent_observed_is_dated_from_that_observation(index) -
     from ade_platform.store.observations import Observation
 
     v = _graph(index)
-    renamed = [("id", "INTEGER"), ("amount_usd", "DECIMAL(10,2)"), ("status", "VARCHAR")]
-    seen = _table("main", "orders", renamed)
+    seen = _table("main", "orders", RENAMED)
     records = _records(index, _history())
     records.observations = lambda kind, key: (
         [Observation(kind, key, {"exists": True, **seen}, T0 + 120, "warehouse_get_schema")]
@@ -450,15 +445,7 @@ def test_a_change_another_agent_observed_is_dated_from_that_observation(index) -
         else []
     )
     now = T0 + 600
-    live = LiveFindings(
-        now=now,
-        symptom={
-            "status": "error",
-            "error": 'Binder Error: Referenced column "amount" not found',
-            "observed_at": now,
-        },
-        tables=_live_orders(renamed, now),
-    )
+    live = _amount_renamed_now(now)
     top = incident.explain(v, trace.find_start(v, "tile", "71", "looker"), records, live, "duckdb")["causes"][
         0
     ]

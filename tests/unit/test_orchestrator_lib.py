@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ade_platform.lib.orchestrators.logs import cap_log, scrub_secrets
 from ade_platform.lib.orchestrators.patterns import detect_patterns, detect_signatures, failure_signature
 from ade_platform.lib.orchestrators.runs import RunRecord, duration_seconds, normalize_status, summarize
@@ -119,3 +121,42 @@ def test_summary_counts_and_mean_duration() -> None:
     assert summary["avg_duration_seconds"] == 450.0
     assert normalize_status("COMPLETED") == "success" and normalize_status("FAILURE") == "failed"
     assert normalize_status("up_for_retry") == "running" and normalize_status("weird") == "other"
+
+
+def test_a_status_filter_outside_the_shared_vocabulary_matches_its_own_states_only() -> None:
+    from ade_platform.lib.orchestrators.runs import matches_status, normalize_status
+
+    def run(state: str) -> dict:
+        return {"run_id": state, "state": state, "status": normalize_status(state)}
+
+    assert matches_status(run("CANCELLED"), "cancelled") and matches_status(run("CANCELED"), "Cancelled")
+    assert not matches_status(run("PAUSED"), "cancelled") and not matches_status(run("skipped"), "cancelled")
+    assert matches_status(run("PAUSED"), "paused") and not matches_status(run("CANCELLED"), "paused")
+    assert matches_status(run("COMPLETED"), "success") and matches_status(run("SUCCESS"), "success")
+    assert matches_status(run("up_for_retry"), "running") and matches_status(run("PAUSED"), "any")
+    assert not matches_status(run("FAILED"), "success")
+
+
+@pytest.mark.parametrize(("version", "refused"), [("2.19.3", True), ("3.4.25", False), (None, False)])
+def test_the_prefect_client_speaks_prefect_3_only(version: str | None, refused: bool) -> None:
+    import httpx
+
+    from ade_platform.clients.orchestrators import OrchestratorError
+    from ade_platform.clients.orchestrators.prefect import PrefectClient
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/admin/version"):
+            return (
+                httpx.Response(200, json=version)
+                if version
+                else httpx.Response(404, json={"detail": "Not Found"})
+            )
+        return httpx.Response(200, json={"id": "f1", "name": "hello"})
+
+    client = PrefectClient("http://prefect.test/api", transport=httpx.MockTransport(server))
+    if refused:
+        with pytest.raises(OrchestratorError, match=r"Prefect 2\.19\.3") as caught:
+            client._send("GET", "/flows/name/hello")
+        assert caught.value.code == "upstream_error"
+    else:
+        client._send("GET", "/flows/name/hello")  # answered: the version (or its absence) let it through

@@ -294,3 +294,24 @@ def test_graphviz_diagrams(tmp_path: Path) -> None:
     png = _run(service, "- object: A\n", output_format="png")
     content, mime = run_artifact(service, png["run_id"], "diagram.png")
     assert mime == "image/png" and isinstance(content, bytes) and content.startswith(b"\x89PNG")
+
+
+def test_prewarmed_job_processes_keep_seeds_and_fresh_fakers(tmp_path: Path) -> None:
+    """Job processes build their Fakers before their job is known (zygote._prepare_job_process): a seeded run
+    still repeats exactly, another seed changes it, and unseeded runs in different job processes differ, Faker's
+    values too (each job process copies Faker's random state from the zygote: before it was reseeded there,
+    every unseeded run generated the same names)."""
+    service = _service(tmp_path)
+    recipe = (
+        "- object: Person\n  count: 3\n  fields:\n    name:\n      fake: name\n"
+        "    email: ${{ fake.email }}\n    n: ${{ random_number(min=1, max=10**12) }}\n"
+    )
+
+    def text(**params: object) -> str:
+        return _run(service, recipe, **params)["stdout_text"]
+
+    assert text(seed=7) == text(seed=7)
+    assert text(seed=7) != text(seed=8)
+    assert text() != text()
+    names = "- object: Person\n  count: 3\n  fields:\n    name:\n      fake: name\n"
+    assert len({_run(service, names)["stdout_text"] for _ in range(3)}) == 3

@@ -20,7 +20,14 @@ from ade_platform.clients.bi.base import BiClient, BiError, LookRun, safe_error
 from ade_platform.clients.http import host_of, redirect_refused, retrying, segment
 from ade_platform.config import LookerSettings
 from ade_platform.lib.bi.look_rows import TABLE_COLUMN, LookField
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef, new_element
+from ade_platform.lib.bi.shapes import (
+    AppliedFilter,
+    DashboardInfo,
+    DashboardSummary,
+    ElementInfo,
+    TableRef,
+    new_element,
+)
 from ade_platform.lib.bi.tables import Naming, table_from_name
 from ade_platform.lib.bi.tiles import TileError
 
@@ -217,7 +224,11 @@ class LookerClient(BiClient):
             lambda: self._sdk.dashboard(segment(dashboard_id)),  # the SDK leaves an encoded value as it is
             not_found=("dashboard_not_found", f"Looker has no dashboard {dashboard_id!r}"),
         )
-        elements = [self._element(e) for e in d.dashboard_elements or []]
+        # The filters the dashboard renders its tiles with: each one's default value (an empty one filters nothing)
+        defaults = {f.name: f.default_value for f in d.dashboard_filters or [] if f.name and f.default_value}
+        elements = [self._element(e, defaults) for e in d.dashboard_elements or []]
+        for element in elements:
+            element["dashboard_id"] = str(d.id)
         return DashboardInfo(**self._summary(d), elements=elements)
 
     def _explore(self, model: str, explore: str) -> dict[str, Any]:
@@ -254,7 +265,7 @@ class LookerClient(BiClient):
             self._explores[key] = info
         return info
 
-    def _element(self, e: Any) -> ElementInfo:
+    def _element(self, e: Any, defaults: dict[str, str]) -> ElementInfo:
         query = (
             e.query
             or (e.look.query if e.look else None)
@@ -273,6 +284,21 @@ class LookerClient(BiClient):
         )
         if query is None:
             return info
+        listens = [
+            listen
+            for filterable in (e.result_maker.filterables or [] if e.result_maker else [])
+            for listen in filterable.listen or []
+        ]
+        info["dashboard_filters"] = [
+            AppliedFilter(
+                name=lt.dashboard_filter_name,
+                value=defaults[lt.dashboard_filter_name],
+                field=lt.field,
+                parameter=None,
+            )
+            for lt in listens
+            if lt.dashboard_filter_name in defaults and lt.field
+        ]
         explore = self._explore(query.model, query.view)
         fields = list(query.fields or [])
         info["model"], info["explore"] = query.model, query.view
@@ -307,7 +333,9 @@ class LookerClient(BiClient):
     def run_element(self, element: ElementInfo, timeout: float) -> int:
         options = {"timeout": max(1, int(timeout))}
         try:
-            if element["look_id"]:
+            if element.get("dashboard_filters") and element["query_id"]:
+                raw = self._run_filtered(element, options)
+            elif element["look_id"]:
                 raw = self._call(
                     lambda: self._sdk.run_look(segment(element["look_id"]), "json", transport_options=options)
                 )
@@ -322,6 +350,31 @@ class LookerClient(BiClient):
                 raise
             raise TileError(exc.detail) from None
         return len(self._rows(raw))
+
+    def _run_filtered(self, element: ElementInfo, options: dict[str, Any]) -> str:
+        """The tile's query with the dashboard's filters merged into its own (a dashboard filter on a field the
+        query filters too replaces it, as Looker does), run inline: what the dashboard shows."""
+        from looker_sdk.sdk.api40 import models
+
+        q = self._call(lambda: self._sdk.query(segment(element["query_id"])))
+        filters = {
+            **(q.filters or {}),
+            **{f["field"]: f["value"] for f in element["dashboard_filters"] if f["field"]},
+        }
+        body = models.WriteQuery(
+            model=q.model,
+            view=q.view,
+            fields=q.fields,
+            pivots=q.pivots,
+            fill_fields=q.fill_fields,
+            filters=filters,
+            filter_expression=q.filter_expression,
+            sorts=q.sorts,
+            limit=q.limit,
+            dynamic_fields=q.dynamic_fields,
+            query_timezone=q.query_timezone,
+        )
+        return self._call(lambda: self._sdk.run_inline_query("json", body, transport_options=options))
 
     def run_look(self, look_id: int, limit: int) -> LookRun:
         missing = ("look_not_found", f"Looker has no look {look_id}")

@@ -8,6 +8,7 @@ refused); a session that expired is renewed once.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -16,9 +17,24 @@ import httpx
 from ade_platform.clients.bi.base import BiClient, BiError, safe_error
 from ade_platform.clients.http import HttpClient, segment
 from ade_platform.config import MetabaseSettings
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, new_element
+from ade_platform.lib.bi.shapes import (
+    AppliedFilter,
+    DashboardInfo,
+    DashboardSummary,
+    ElementInfo,
+    new_element,
+)
 from ade_platform.lib.bi.tables import Naming, table_from_name, tables_in_sql
 from ade_platform.lib.bi.tiles import TileError
+
+_OPTIONAL_CLAUSE = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+_VARIABLE = re.compile(r"\{\{\s*[^{}]*?\s*\}\}")
+
+
+def plain_sql(sql: str) -> str:
+    """A native question's SQL without Metabase's own syntax, for a SQL parser: optional clauses `[[...]]` kept
+    (a table they join is still read), variables `{{name}}` as NULL."""
+    return _VARIABLE.sub("NULL", _OPTIONAL_CLAUSE.sub(lambda m: m[1], sql))
 
 
 class MetabaseClient(BiClient):
@@ -118,7 +134,28 @@ class MetabaseClient(BiClient):
             raise BiError(*missing)
         d = self._get(f"/api/dashboard/{segment(dashboard_id)}", not_found=missing)
         dashcards = d.get("dashcards") or d.get("ordered_cards") or []  # ordered_cards before v0.47
-        return DashboardInfo(**self._summary(d), elements=[self._element(c) for c in dashcards])
+        # The parameters the dashboard renders its cards with: those with a default value
+        defaults = {
+            p["id"]: p for p in d.get("parameters") or [] if p.get("id") and p.get("default") is not None
+        }
+        elements = [self._element(c) for c in dashcards]
+        for element, dashcard in zip(elements, dashcards, strict=True):
+            element["dashboard_id"] = str(d["id"])
+            element["dashboard_filters"] = [
+                AppliedFilter(
+                    name=str(defaults[m["parameter_id"]].get("name") or m["parameter_id"]),
+                    value=defaults[m["parameter_id"]]["default"],
+                    field=None,
+                    parameter={
+                        "id": m["parameter_id"],
+                        "type": defaults[m["parameter_id"]].get("type"),
+                        "target": m.get("target"),
+                    },
+                )
+                for m in dashcard.get("parameter_mappings") or []
+                if m.get("parameter_id") in defaults and m.get("card_id") in (None, dashcard.get("card_id"))
+            ]
+        return DashboardInfo(**self._summary(d), elements=elements)
 
     def _table(self, table_id: int) -> dict[str, Any] | None:
         with self._lock:
@@ -152,7 +189,7 @@ class MetabaseClient(BiClient):
         query = card.get("dataset_query") or {}
         if query.get("type") == "native":
             info["sql"] = (query.get("native") or {}).get("query")
-            info["tables"] = tables_in_sql(info["sql"] or "", self.naming)
+            info["tables"] = tables_in_sql(plain_sql(info["sql"] or ""), self.naming)
         elif query.get("type") == "query":
             source = (query.get("query") or {}).get("source-table")
             table = self._table(source) if isinstance(source, int) else None
@@ -165,10 +202,24 @@ class MetabaseClient(BiClient):
     # --- running ---------------------------------------------------------------------------------------
 
     def run_element(self, element: ElementInfo, timeout: float) -> int:
-        path = f"/api/card/{segment(element['question_id'])}/query"
+        """The dashcard's query with the dashboard's parameter values (their defaults), as the dashboard shows
+        it; a question known without its dashboard runs on its own."""
+        card = segment(element["question_id"])
+        if element.get("dashboard_id"):
+            path = (
+                f"/api/dashboard/{segment(element['dashboard_id'])}/dashcard/{segment(element['id'])}"
+                f"/card/{card}/query"
+            )
+            parameters = [
+                {**f["parameter"], "value": f["value"]} for f in element.get("dashboard_filters") or []
+            ]
+            payload: dict[str, Any] | None = {"parameters": parameters}
+        else:
+            path, payload = f"/api/card/{card}/query", None
         try:
             body = self._json(
-                self._send("POST", path, timeout=timeout), ("upstream_error", "the question no longer exists")
+                self._send("POST", path, timeout=timeout, json=payload),
+                ("upstream_error", "the question no longer exists"),
             )
         except BiError as exc:
             if exc.code == "auth_failed":

@@ -323,7 +323,9 @@ def _task(ti: dict[str, Any]) -> TaskRecord:
         if ti.get("duration") is not None
         else duration_seconds(start, end),
         "try_number": ti.get("try_number"),
-        "max_tries": ti.get("max_tries"),
+        # Airflow's max_tries counts the retries (a try_number up to max_tries + 1 runs); ADE's, every backend's,
+        # the most attempts the task may make: its first try plus its retries.
+        "max_tries": ti["max_tries"] + 1 if isinstance(ti.get("max_tries"), int) else None,
         "pool": ti.get("pool"),
         "operator": ti.get("operator_name") or ti.get("operator"),
     }

@@ -4,6 +4,8 @@ Not the `prefect` package: its pins conflict with ours and it is slow to import 
 "DAG" is a deployment (`flow/deployment`) or a flow name; a run is a flow run (id); a task is a task run of it,
 named by its run name (`dbt_build-4f1`), its task name (`dbt_build`: the latest such run) or its id. Lists
 are read with the API's filter endpoints, page by page; states are Prefect's state types (COMPLETED, FAILED...).
+The first request asks the server's version (`GET /admin/version`) and refuses any but Prefect 3's, whose API
+this client speaks (a server without that endpoint, e.g. Prefect Cloud's workspace API, is taken as it is).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ade_platform.lib.orchestrators.runs import RunRecord, normalize_status
 
 PAGE = 200  # the server's default maximum page size
 MAX_LOG_LINES = 20_000
+SUPPORTED_MAJOR = "3"
 
 
 class PrefectClient:
@@ -40,6 +43,7 @@ class PrefectClient:
         timeout: float = 30,
         transport: Any = None,
     ):
+        self._version_checked = False
         headers = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -65,7 +69,22 @@ class PrefectClient:
             timeout=settings.timeout_seconds,
         )
 
+    def _check_version(self) -> None:
+        response = self.api.request("GET", "/admin/version")
+        try:
+            version = response.json() if response.status_code == 200 else None
+        except ValueError:
+            version = None
+        if isinstance(version, str) and version.split(".")[0] != SUPPORTED_MAJOR:
+            raise OrchestratorError(
+                "upstream_error",
+                f"the server runs Prefect {version[:40]}; ADE's client speaks Prefect {SUPPORTED_MAJOR}'s REST API",
+            )
+        self._version_checked = True
+
     def _send(self, method: str, path: str, **kwargs: Any) -> Any:
+        if not self._version_checked:
+            self._check_version()
         response = self.api.request(method, path, **kwargs)
         if response.status_code == 404:
             return None
@@ -206,11 +225,14 @@ class PrefectClient:
 
     def task_log(self, dag_id: str, run_id: str, task_id: str) -> str:
         task = self._task_run(dag_id, run_id, task_id)
+        # Newest first: a log longer than MAX_LOG_LINES keeps its end, where the error is (the answer keeps the
+        # tail too); then back into time order.
         logs = self._filter(
             "/logs/filter",
-            {"logs": {"task_run_id": {"any_": [task["id"]]}}, "sort": "TIMESTAMP_ASC"},
+            {"logs": {"task_run_id": {"any_": [task["id"]]}}, "sort": "TIMESTAMP_DESC"},
             MAX_LOG_LINES,
         )
+        logs.reverse()
         lines = [
             f"[{entry.get('timestamp')}] {logging.getLevelName(entry.get('level', 20))} {entry.get('name')} - "
             f"{entry.get('message', '')}"

@@ -14,7 +14,9 @@ import dagster as dg
 
 from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
+from ade_platform.defs.failure_sensor import Polled
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.step_failure import reach_in_step
 from ade_platform.defs.store_results import stored_result
 from ade_platform.lib.bi.inventory import collect_health, collect_inventory, tiles_with_status
 from ade_platform.lib.bi.names import health_asset, inventory_asset
@@ -26,17 +28,21 @@ EMPTY_CHECK = "no_empty_tiles"
 T = TypeVar("T")
 
 
+def bi_tool(settings: Settings, tool: str) -> Polled[Any]:
+    """A configured BI tool, as its assets read it and the dashboard-error sensor polls it."""
+    return Polled(
+        tool,
+        getattr(settings.bi, tool).base_url,
+        lambda: open_client(settings, tool),
+        (BiError,),
+        f"bi.{tool}",
+    )
+
+
 def _from_tool(settings: Settings, tool: str, collect: Callable[[Any], T]) -> T:
-    """What `collect` gathers through a client of the tool, closed after; a BI failure fails the run with its
-    code and detail."""
-    try:
-        client = open_client(settings, tool)
-        try:
-            return collect(client)
-        finally:
-            client.close()
-    except BiError as exc:
-        raise dg.Failure(description=f"{exc.code}: {exc.detail}") from None
+    """What `collect` gathers through a client of the tool, closed after; a BI failure fails the step."""
+    with reach_in_step(bi_tool(settings, tool)) as client:
+        return collect(client)
 
 
 def _tile_table(tiles: list[dict[str, Any]]) -> str:

@@ -12,10 +12,9 @@ from typing import Any
 
 from dagster import SensorEvaluationContext
 
-from ade_platform.clients.bi import BiError, open_client
 from ade_platform.config import Settings
+from ade_platform.defs.bi.assets import bi_tool
 from ade_platform.defs.failure_sensor import (
-    Polled,
     Tick,
     Unreachable,
     failure_sensor,
@@ -25,10 +24,6 @@ from ade_platform.defs.failure_sensor import (
 from ade_platform.lib.bi.inventory import collect_health, turned_to_error
 from ade_platform.lib.bi.names import inventory_asset
 from ade_platform.store import SnapshotNotFound, StoreReader
-
-
-def bi_tool(settings: Settings, tool: str) -> Polled[Any]:
-    return Polled(tool, getattr(settings.bi, tool).base_url, lambda: open_client(settings, tool), (BiError,))
 
 
 def dashboard_error_sensor(settings: Settings, job: Any) -> Any:

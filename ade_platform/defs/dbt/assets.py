@@ -51,7 +51,7 @@ def build_dbt_project(settings: Settings) -> DbtProject:
     assert settings.dbt is not None
     project = DbtProject(
         project_dir=settings.dbt.project_dir,
-        target_path=settings.dbt_target_path,
+        target_path=settings.dbt_own_output / "target",  # ADE's parse, never the watched folder
         profiles_dir=settings.dbt.profiles_dir,
         target=settings.dbt.target,
     )
@@ -77,8 +77,8 @@ def build_dbt_assets(settings: Settings) -> list:
     if settings.dbt is None:
         return []
     project = build_dbt_project(settings)
-    last_build = settings.home / "dbt" / "last_build"
-    scratch = settings.home / "dbt" / "invocations"
+    last_build = settings.dbt_own_output / "last_build"
+    scratch = settings.dbt_own_output / "invocations"
     invocation_target = scratch / "build"
 
     def writing_warehouse() -> contextlib.AbstractContextManager[None]:

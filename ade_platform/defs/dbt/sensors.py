@@ -17,7 +17,7 @@ TARGET_POLL_SECONDS = 30
 
 
 def target_folder(watched: Path) -> Polled[Path]:
-    return Polled("the dbt target folder", str(watched), lambda: watched, (OSError,))
+    return Polled("the dbt target folder", str(watched), lambda: watched, (OSError,), "dbt")
 
 
 def publish_external_artifacts(settings: Settings, watched: Path) -> Tick:

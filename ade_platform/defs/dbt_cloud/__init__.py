@@ -1,6 +1,6 @@
 """dbt_cloud: the job inventory, the recent runs and source freshness of tracked jobs, and (when a tracked job is
 the dbt tools' source) its run artifacts in the dbt slots of the store; a job that refreshes them and a sensor
-that runs it when a tracked job fails. Empty without a `dbt_cloud:` section in ade.yaml."""
+that runs it when a tracked job fails, and its schedule (schedules.metadata_cron). Empty without a `dbt_cloud:` section in ade.yaml."""
 
 import dagster as dg
 
@@ -15,6 +15,7 @@ from ade_platform.defs.dbt_cloud.assets import (
 )
 from ade_platform.defs.dbt_cloud.sensors import failed_run_sensor
 from ade_platform.defs.inputs import DomainInputs
+from ade_platform.defs.schedules import running_schedule
 
 __all__ = ["ARTIFACTS_ASSET", "FRESHNESS_ASSET", "GROUP", "JOBS_ASSET", "REFRESH_JOB", "RUNS_ASSET", "defs"]
 
@@ -29,8 +30,18 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
         selection=dg.AssetSelection.groups(GROUP),
         description="Re-snapshot dbt Cloud jobs, runs, freshness and artifacts.",
     )
+    # The tools check dbt Cloud for anything newer before they answer from these snapshots; the schedule keeps
+    # them close enough that they usually can, and `ade status` shows when it did not run.
+    schedule = running_schedule(
+        "dbt_cloud_refresh_schedule",
+        job=refresh,
+        cron=settings.schedules.metadata_cron,
+        settings=settings,
+        description="Keeps the dbt Cloud jobs, runs, freshness and artifacts snapshots fresh for the dbt-cloud tools.",
+    )
     return dg.Definitions(
         assets=dbt_cloud_assets(settings),
         jobs=[refresh],
+        schedules=[schedule],
         sensors=[failed_run_sensor(settings.dbt_cloud, refresh)],
     )

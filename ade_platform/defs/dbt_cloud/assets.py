@@ -5,12 +5,13 @@ job is the dbt tools' source) its run artifacts in the dbt slots of the store.""
 import time
 from typing import Any
 
-import orjson
 from dagster import AssetExecutionContext, AssetKey, Failure, MaterializeResult, asset
 
 from ade_platform.clients.dbt_cloud import DbtCloudClient, DbtCloudError
 from ade_platform.config import ConfigError, DbtCloudSettings, Settings
+from ade_platform.defs.failure_sensor import Polled
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.step_failure import reach_in_step
 from ade_platform.defs.store_results import stored_result
 from ade_platform.lib import dbt_cloud as lib
 from ade_platform.lib.dbt.artifacts import ArtifactError, parse_artifact
@@ -22,22 +23,18 @@ JOBS_ASSET = "dbt_cloud_jobs"
 RUNS_ASSET = "dbt_cloud_runs"
 FRESHNESS_ASSET = "dbt_cloud_freshness"
 ARTIFACTS_ASSET = "dbt_cloud_artifacts"
-# artifact file -> kind (lib.dbt.artifacts naming)
-_KINDS = {
-    "manifest.json": "manifest",
-    "catalog.json": "catalog",
-    "run_results.json": "run-results",
-    "sources.json": "sources",
-}
 _FIRST_RUN_WAIT_SECONDS = 900
 
 
-def _client(section: DbtCloudSettings) -> DbtCloudClient:
-    return DbtCloudClient.from_settings(section)
-
-
-def _failure(exc: DbtCloudError) -> Failure:
-    return Failure(f"dbt Cloud: {exc.code}: {exc.detail}")
+def dbt_cloud_account(section: DbtCloudSettings) -> Polled[DbtCloudClient]:
+    """The configured dbt Cloud account, as its assets read it and its sensor polls it."""
+    return Polled(
+        "dbt Cloud",
+        section.base_url,
+        lambda: DbtCloudClient.from_settings(section),
+        (DbtCloudError,),
+        section="dbt_cloud",
+    )
 
 
 def dbt_cloud_assets(settings: Settings) -> list[Any]:
@@ -50,6 +47,7 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
             "dbt project (dbt:), or remove the dbt: section to read the dbt Cloud job's artifacts"
         )
     tracked = list(section.tracked_jobs)
+    account = dbt_cloud_account(section)
 
     @asset(
         name=JOBS_ASSET,
@@ -59,16 +57,19 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
         kinds={"dbt"},
     )
     def dbt_cloud_jobs(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
-        try:
-            with _client(section) as client:
-                jobs = client.list_jobs(section.project_id, section.environment_id)
-        except DbtCloudError as exc:
-            raise _failure(exc) from None
+        with reach_in_step(account) as client:
+            jobs = client.list_jobs(section.project_id, section.environment_id)
         records = [lib.job_record(j, j.get("id") in tracked) for j in jobs]
         missing = sorted(set(tracked) - {r["id"] for r in records})
         if missing and section.project_id is not None:
             context.log.warning(f"tracked job(s) {missing} are not in project {section.project_id}")
-        data = {"account_id": section.account_id, "project_id": section.project_id, "jobs": records}
+        data = {
+            "account_id": section.account_id,
+            "project_id": section.project_id,
+            # a snapshot of one environment's jobs must not answer for every environment (dbtcloud_list_jobs)
+            "environment_id": section.environment_id,
+            "jobs": records,
+        }
         prov = store.writer().publish(
             JOBS_ASSET,
             data,
@@ -86,13 +87,10 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
     )
     def dbt_cloud_runs(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
         runs: list[dict[str, Any]] = []
-        try:
-            with _client(section) as client:
-                for job_id in tracked:
-                    client.get_job(job_id)  # a tracked job that does not exist is a configuration error
-                    runs += [lib.run_record(r) for r in client.list_runs(job_id, limit=section.recent_runs)]
-        except DbtCloudError as exc:
-            raise _failure(exc) from None
+        with reach_in_step(account) as client:
+            for job_id in tracked:
+                client.get_job(job_id)  # a tracked job that does not exist is a configuration error
+                runs += [lib.run_record(r) for r in client.list_runs(job_id, limit=section.recent_runs)]
         runs.sort(key=lambda r: r["id"], reverse=True)
         data = {"account_id": section.account_id, "runs": runs}
         prov = store.writer().publish(RUNS_ASSET, data, run_id=context.run.run_id)
@@ -111,19 +109,20 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
     )
     def dbt_cloud_freshness(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
         jobs: dict[str, Any] = {}
-        try:
-            with _client(section) as client:
-                for job_id in tracked:
-                    if not lib.runs_freshness(client.get_job(job_id)):
-                        continue
-                    found = client.latest_artifact(job_id, "sources.json", limit=section.recent_runs)
-                    if found is None:
-                        context.log.info(f"job {job_id}: no completed run with sources.json yet")
-                        continue
-                    run, artifact = found
-                    jobs[str(job_id)] = lib.freshness_entry(run, orjson.loads(artifact.content))
-        except DbtCloudError as exc:
-            raise _failure(exc) from None
+        with reach_in_step(account) as client:
+            for job_id in tracked:
+                if not lib.runs_freshness(client.get_job(job_id)):
+                    continue
+                found = client.latest_artifact(job_id, "sources.json", limit=section.recent_runs)
+                if found is None:
+                    context.log.info(f"job {job_id}: no completed run with sources.json yet")
+                    continue
+                run, artifact = found
+                try:
+                    sources = parse_artifact(artifact.content, "sources")
+                except ArtifactError as exc:
+                    raise Failure(f"sources.json of dbt Cloud run {run['id']}: {exc.detail}") from None
+                jobs[str(job_id)] = lib.freshness_entry(run, sources)
         prov = store.writer().publish(
             FRESHNESS_ASSET, {"account_id": section.account_id, "jobs": jobs}, run_id=context.run.run_id
         )
@@ -136,6 +135,8 @@ def dbt_cloud_assets(settings: Settings) -> list[Any]:
 
 
 def _artifacts_asset(section: DbtCloudSettings, job_id: int) -> Any:
+    account = dbt_cloud_account(section)
+
     @asset(
         name=ARTIFACTS_ASSET,
         group_name=GROUP,
@@ -150,44 +151,41 @@ def _artifacts_asset(section: DbtCloudSettings, job_id: int) -> Any:
     def dbt_cloud_artifacts(context: AssetExecutionContext, store: StoreResource) -> MaterializeResult:
         writer, reader = store.writer(), store.reader()
         published: dict[str, Any] = {}
-        try:
-            with _client(section) as client:
-                _wait_for_first_run(context, client, job_id)
-                for name, kind in _KINDS.items():
-                    found = client.latest_artifact(job_id, name, limit=section.recent_runs)
-                    if found is None:
-                        continue
-                    run, artifact = found
-                    origin = {
-                        "account_id": section.account_id,
-                        "job_id": job_id,
-                        "run_id": run["id"],
-                        "run_status": lib.status_name(run.get("status")),
-                    }
-                    if _already_published(reader, ARTIFACT_ASSETS[kind], origin):
-                        published[name] = run["id"]
-                        continue
-                    try:
-                        parsed = parse_artifact(artifact.content, kind)
-                    except ArtifactError as exc:
-                        raise Failure(f"{name} of dbt Cloud run {run['id']}: {exc.detail}") from None
-                    meta = parsed.get("metadata") or {}
-                    writer.publish(
-                        ARTIFACT_ASSETS[kind],
-                        files={"data.json": artifact.content},
-                        run_id=context.run.run_id,
-                        source={
-                            "dbt_cloud": origin,
-                            "path": f"dbt-cloud://runs/{run['id']}/{name}",
-                            "dbt_version": meta.get("dbt_version"),
-                            "dbt_schema_version": meta.get("dbt_schema_version"),
-                            "generated_at": meta.get("generated_at"),
-                            "invocation_id": meta.get("invocation_id"),
-                        },
-                    )
+        with reach_in_step(account) as client:
+            _wait_for_first_run(context, client, job_id)
+            for name, kind in lib.ARTIFACT_KINDS.items():
+                found = client.latest_artifact(job_id, name, limit=section.recent_runs)
+                if found is None:
+                    continue
+                run, artifact = found
+                origin = {
+                    "account_id": section.account_id,
+                    "job_id": job_id,
+                    "run_id": run["id"],
+                    "run_status": lib.status_name(run.get("status")),
+                }
+                if _already_published(reader, ARTIFACT_ASSETS[kind], origin):
                     published[name] = run["id"]
-        except DbtCloudError as exc:
-            raise _failure(exc) from None
+                    continue
+                try:
+                    parsed = parse_artifact(artifact.content, kind)
+                except ArtifactError as exc:
+                    raise Failure(f"{name} of dbt Cloud run {run['id']}: {exc.detail}") from None
+                meta = parsed.get("metadata") or {}
+                writer.publish(
+                    ARTIFACT_ASSETS[kind],
+                    files={"data.json": artifact.content},
+                    run_id=context.run.run_id,
+                    source={
+                        "dbt_cloud": origin,
+                        "path": f"dbt-cloud://runs/{run['id']}/{name}",
+                        "dbt_version": meta.get("dbt_version"),
+                        "dbt_schema_version": meta.get("dbt_schema_version"),
+                        "generated_at": meta.get("generated_at"),
+                        "invocation_id": meta.get("invocation_id"),
+                    },
+                )
+                published[name] = run["id"]
         if "manifest.json" not in published:
             raise Failure(
                 f"no completed run of dbt Cloud job {job_id} has a manifest.json (an agent's steps-override runs "

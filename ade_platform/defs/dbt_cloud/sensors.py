@@ -4,16 +4,14 @@ from typing import Any
 
 from dagster import RunRequest, SensorEvaluationContext
 
-from ade_platform.clients.dbt_cloud import DbtCloudClient, DbtCloudError
 from ade_platform.config import DbtCloudSettings
-from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
+from ade_platform.defs.dbt_cloud.assets import dbt_cloud_account
+from ade_platform.defs.failure_sensor import Tick, failure_sensor, reach
 from ade_platform.lib import dbt_cloud as lib
 
 
 def failed_run_sensor(section: DbtCloudSettings, job: Any) -> Any:
-    dbt_cloud = Polled(
-        "dbt Cloud", section.base_url, lambda: DbtCloudClient.from_settings(section), (DbtCloudError,)
-    )
+    dbt_cloud = dbt_cloud_account(section)
 
     def poll(context: SensorEvaluationContext) -> Tick:
         last_seen = int(context.cursor or 0)

@@ -8,12 +8,15 @@ history from it, and the cross-stack lineage reads which DAG runs which dbt comm
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import dagster as dg
 
-from ade_platform.clients.orchestrators import open_client, snapshot_runs, tracked_dags
+from ade_platform.clients.orchestrators import OrchestratorError, open_client, snapshot_runs, tracked_dags
 from ade_platform.config import Settings
+from ade_platform.defs.failure_sensor import Polled
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.step_failure import reach_in_step
 from ade_platform.lib.secrets import configured_secrets
 from ade_platform.store import SnapshotNotFound
 
@@ -22,6 +25,28 @@ GROUP = "orchestration"
 
 def asset_name(backend: str) -> str:
     return f"orchestrator_runs_{backend}"
+
+
+def backend_address(settings: Settings, backend: str) -> str:
+    """Where a backend is reached: its API URL, or the folder of the platform's own instance for Dagster."""
+    conf = settings.orchestrators
+    if backend == "airflow" and conf.airflow is not None:
+        return conf.airflow.base_url
+    if backend == "prefect" and conf.prefect is not None:
+        return conf.prefect.api_url
+    return str(settings.dagster_home)
+
+
+def orchestrator_backend(settings: Settings, backend: str) -> Polled[Any]:
+    """A backend, as its run-history asset reads it and its failed-run sensor polls it."""
+    section = "orchestrators" if backend == "dagster" else f"orchestrators.{backend}"
+    return Polled(
+        backend.capitalize(),
+        backend_address(settings, backend),
+        lambda: open_client(settings, backend),
+        (OrchestratorError,),
+        section,
+    )
 
 
 def run_history_asset(settings: Settings, backend: str) -> dg.AssetsDefinition:
@@ -33,19 +58,19 @@ def run_history_asset(settings: Settings, backend: str) -> dg.AssetsDefinition:
         f"{settings.orchestrators.history_days} days, with failed tasks and matched failure signatures.",
     )
     def runs_asset(context: dg.AssetExecutionContext, store: StoreResource) -> dg.MaterializeResult:
-        client = open_client(settings, backend)
         try:
             previous = store.reader().latest(asset_name(backend)).data
         except SnapshotNotFound:
             previous = None
         since = datetime.now(UTC) - timedelta(days=settings.orchestrators.history_days)
-        data = snapshot_runs(
-            client,
-            tracked_dags(settings, backend),
-            since,
-            previous=previous,
-            secrets=configured_secrets(settings),
-        )
+        with reach_in_step(orchestrator_backend(settings, backend)) as client:
+            data = snapshot_runs(
+                client,
+                tracked_dags(settings, backend),
+                since,
+                previous=previous,
+                secrets=configured_secrets(settings),
+            )
         provenance = store.writer().publish(
             asset_name(backend), data, run_id=context.run.run_id, source={"backend": backend}
         )

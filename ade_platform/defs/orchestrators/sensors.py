@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
-from ade_platform.clients.orchestrators import OrchestratorError, open_client, tracked_dags
+from ade_platform.clients.orchestrators import tracked_dags
 from ade_platform.config import Settings
-from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach
-from ade_platform.defs.orchestrators.assets import asset_name
+from ade_platform.defs.failure_sensor import Tick, failure_sensor, reach
+from ade_platform.defs.orchestrators.assets import asset_name, orchestrator_backend
 from ade_platform.lib.orchestrators.logs import cap_log
 from ade_platform.lib.orchestrators.patterns import failure_signature
 from ade_platform.lib.secrets import configured_secrets
@@ -22,24 +22,9 @@ SENSOR_INTERVAL_SECONDS = 120
 _SEEN_KEPT = 500
 
 
-def backend_address(settings: Settings, backend: str) -> str:
-    """Where a backend is reached: its API URL, or the folder of the platform's own instance for Dagster."""
-    conf = settings.orchestrators
-    if backend == "airflow" and conf.airflow is not None:
-        return conf.airflow.base_url
-    if backend == "prefect" and conf.prefect is not None:
-        return conf.prefect.api_url
-    return str(settings.dagster_home)
-
-
 def failed_run_sensor(settings: Settings, backend: str) -> dg.SensorDefinition:
     key = dg.AssetKey(asset_name(backend))
-    orchestrator = Polled(
-        backend.capitalize(),
-        backend_address(settings, backend),
-        lambda: open_client(settings, backend),
-        (OrchestratorError,),
-    )
+    orchestrator = orchestrator_backend(settings, backend)
 
     def poll(context: dg.SensorEvaluationContext) -> Tick:
         seen: list[str] = json.loads(context.cursor) if context.cursor else []

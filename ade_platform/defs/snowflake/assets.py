@@ -16,8 +16,12 @@ from dagster import (
 )
 
 from ade_platform.clients.snowflake import repository_root, service_from_settings, sync_options
+from ade_platform.clients.snowflake.connector import connection_parameters
 from ade_platform.config import Settings
+from ade_platform.defs.failure_sensor import Polled
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.step_failure import reach_in_step
+from ade_platform.lib.snowflake.errors import SnowflakeError
 from ade_platform.lib.snowflake.sync import collect, read_index, write_repository
 from ade_platform.store import StoreWriter
 
@@ -25,12 +29,39 @@ GROUP = "snowflake"
 REPOSITORY_ASSET = "snowflake_object_repository"
 
 
+def snowflake_address(settings: Settings) -> str:
+    """The configured snow connection by name, with the host it reaches when its definition names one."""
+    section = settings.snowflake
+    assert section is not None
+    name = f"snow connection '{section.connection or 'default'}'"
+    try:
+        found = connection_parameters(section.connection, section.config_file)
+    except SnowflakeError:  # not defined: the connection's own error says so when it is used
+        return name
+    if not found.get("host"):
+        return name
+    port = f":{found['port']}" if found.get("port") else ""
+    return f"{found.get('protocol') or 'https'}://{found['host']}{port} ({name})"
+
+
+def snowflake_account(settings: Settings) -> Polled[Any]:
+    """The account of the configured snow connection, as the repository asset reads it and the staleness sensor
+    polls it."""
+    return Polled(
+        "Snowflake",
+        snowflake_address(settings),
+        lambda: service_from_settings(settings),
+        (SnowflakeError,),
+        "snowflake",
+    )
+
+
 def sync_repository(settings: Settings, run_id: str | None, writer: StoreWriter) -> dict[str, Any]:
     """Collect, write and publish the repository; returns the summary (plus the store version)."""
     section = settings.snowflake
     assert section is not None
-    service = service_from_settings(settings)
-    inventory = collect(service, sync_options(section.sync))
+    with reach_in_step(snowflake_account(settings)) as service:
+        inventory = collect(service, sync_options(section.sync))
     root = repository_root(settings)
     summary = write_repository(
         root, inventory, connection=section.connection, databases=list(section.sync.databases)

@@ -8,26 +8,14 @@ from typing import Any
 
 from dagster import SensorEvaluationContext
 
-from ade_platform.clients.snowflake import repository_root, service_from_settings, sync_options
+from ade_platform.clients.snowflake import repository_root, sync_options
 from ade_platform.config import Settings
 from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
-from ade_platform.lib.snowflake.errors import SnowflakeError
+from ade_platform.defs.snowflake.assets import snowflake_account
 from ade_platform.lib.snowflake.sync import collect, read_index, staleness
 from ade_platform.store import StoreWriter
 
 STALENESS_ASSET = "snowflake_staleness"
-
-
-def snowflake_account(settings: Settings) -> Polled[Any]:
-    """The account of the configured snow connection (its address is in the snow configuration, by that name)."""
-    section = settings.snowflake
-    assert section is not None
-    return Polled(
-        "Snowflake",
-        f"snow connection '{section.connection or 'default'}'",
-        lambda: service_from_settings(settings),
-        (SnowflakeError,),
-    )
 
 
 def staleness_report(settings: Settings, account: Polled[Any]) -> dict[str, Any] | None:

@@ -12,15 +12,16 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
-    Failure,
     MaterializeResult,
     MetadataValue,
     asset,
 )
 
-from ade_platform.clients.warehouses import WarehouseError
+from ade_platform.clients.warehouses import WarehouseError, open_client
 from ade_platform.config import Settings
+from ade_platform.defs.failure_sensor import Polled
 from ade_platform.defs.resources import StoreResource
+from ade_platform.defs.step_failure import failing_step
 from ade_platform.defs.store_results import stored_result
 from ade_platform.defs.warehouse.resources import client_for, resource_key
 from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
@@ -46,8 +47,25 @@ def warehouse_client(context: Any, name: str, settings: Settings) -> Any:
     return client_for(getattr(context.resources, resource_key(name)), name, settings)
 
 
-def _fail(exc: WarehouseError) -> Failure:
-    return Failure(description=f"{exc.code}: {exc.detail}")
+def warehouse_address(wh: Any) -> str:
+    """Where a configured warehouse is: its DuckDB file, Snowflake host or account, BigQuery endpoint or project."""
+    if wh.type == "duckdb":
+        return str(wh.path)
+    if wh.type == "snowflake":
+        return f"{wh.protocol}://{wh.host}:{wh.port or 443}" if wh.host else f"account {wh.account}"
+    return wh.api_endpoint or f"project {wh.project}"
+
+
+def warehouse_system(settings: Settings, name: str) -> Polled[Any]:
+    """A configured warehouse, as its assets read it (through their Dagster resource's client) and its drift
+    sensor polls it (through a client built from the same settings: sensors hold no resources)."""
+    return Polled(
+        f"warehouse '{name}'",
+        warehouse_address(settings.warehouses[name]),
+        lambda: open_client(settings, name),
+        (WarehouseError,),
+        f"warehouses.{name}",
+    )
 
 
 def schema_snapshot_asset(name: str, settings: Settings, upstream: list[AssetKey]) -> Any:
@@ -66,9 +84,8 @@ def schema_snapshot_asset(name: str, settings: Settings, upstream: list[AssetKey
         store: StoreResource = context.resources.store
         client = warehouse_client(context, name, settings)
         try:
-            data = client.snapshot()
-        except WarehouseError as exc:
-            raise _fail(exc) from None
+            with failing_step(warehouse_system(settings, name)):
+                data = client.snapshot()
         finally:
             client.close()
         prov = store.writer().publish(

@@ -22,9 +22,9 @@ from dagster import (
     sensor,
 )
 
-from ade_platform.clients.warehouses import WarehouseError, open_client
 from ade_platform.config import Settings
-from ade_platform.defs.failure_sensor import Polled, Tick, failure_sensor, reach, sensor_run
+from ade_platform.defs.failure_sensor import Tick, failure_sensor, reach, sensor_run
+from ade_platform.defs.warehouse.assets import warehouse_system
 from ade_platform.defs.warehouse.checks import PII_CHECK, pii_findings, pii_metadata
 from ade_platform.lib.warehouse.names import check_name, schema_asset
 from ade_platform.store import SnapshotNotFound, StoreReader
@@ -34,24 +34,9 @@ PII_INTERVAL_SECONDS = 60
 _MAX_VERSIONS_PER_TICK = 20
 
 
-def warehouse_address(wh: Any) -> str:
-    """Where a configured warehouse is: its DuckDB file, Snowflake host or account, BigQuery endpoint or project."""
-    if wh.type == "duckdb":
-        return str(wh.path)
-    if wh.type == "snowflake":
-        return f"{wh.protocol}://{wh.host}:{wh.port or 443}" if wh.host else f"account {wh.account}"
-    return wh.api_endpoint or f"project {wh.project}"
-
-
 def drift_sensor(name: str, settings: Settings, job: Any) -> Any:
-    wh = settings.warehouses[name]
     # Sensors hold no Dagster resources: the same client the resource builds, from the same settings.
-    warehouse = Polled(
-        f"warehouse '{name}'",
-        warehouse_address(wh),
-        lambda: open_client(settings, name),
-        (WarehouseError,),
-    )
+    warehouse = warehouse_system(settings, name)
 
     def poll(context: SensorEvaluationContext) -> Tick:
         with reach(warehouse) as client:

@@ -1,8 +1,10 @@
 """The HTTP surface of the Looker emulator (Starlette). Paths, parameters and envelopes follow the Looker API
-4.0 reference; only the calls a read-only client needs are served."""
+4.0 reference; the calls a read-only client needs are served, and create_dashboard (POST /dashboards) so a
+test can add a dashboard after the inventory was taken."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import time
@@ -97,6 +99,20 @@ class LookerEmulator:
         limit = int(q["limit"]) if q.get("limit") else len(rows)
         return JSONResponse(_pick(rows[offset : offset + limit], q.get("fields")))
 
+    async def create_dashboard(self, request: Request) -> Response:
+        """POST /dashboards (create_dashboard): a WriteDashboard body with a title and an existing folder_id."""
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "Invalid JSON", "post/dashboards")
+        title, folder = (body or {}).get("title"), str((body or {}).get("folder_id") or "")
+        if not title or folder not in content.FOLDERS:
+            return _error(
+                422, "Validation Failed: title and an existing folder_id are required", "post/dashboards"
+            )
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000+00:00", time.gmtime())
+        return JSONResponse(content.dashboard_json(content.create_dashboard(str(title), folder, now)))
+
     def dashboard(self, request: Request) -> Response:
         dashboard_id = request.path_params["dashboard_id"]
         if dashboard_id not in content.DASHBOARDS:
@@ -144,17 +160,41 @@ class LookerEmulator:
             return _error(404, "Not found", "get/queries/:query_id/run/:result_format")
         return self._run(query_id, request, "get/queries/:query_id/run/:result_format")
 
+    async def run_inline_query(self, request: Request) -> Response:
+        """POST /queries/run/{result_format}: a WriteQuery (model, view, fields, filters, sorts, limit) run
+        without saving it, as Looker runs a dashboard tile with the dashboard's filters merged in."""
+        doc = "post/queries/run/:result_format"
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "Invalid JSON", doc)
+        if (
+            not isinstance(body, dict)
+            or body.get("model") != "jaffle"
+            or body.get("view") not in content.MODELS["jaffle"]
+        ):
+            return _error(422, "Validation Failed: model and view must name an explore", doc)
+        query = {k: body.get(k) for k in ("view", "fields", "filters", "sorts")}
+        limit = body.get("limit") or "500"
+        return await run_in_threadpool(self._run_body, query, str(limit), request, doc)
+
     def _run(self, query_id: int, request: Request, doc: str) -> Response:
+        limit = request.query_params.get("limit") or content.query_json(query_id)["limit"]
+        return self._run_body(content.QUERIES[query_id], limit, request, doc)
+
+    def _run_body(self, query: dict[str, Any], raw_limit: str, request: Request, doc: str) -> Response:
         fmt = request.path_params["result_format"]
         if fmt not in ("json", "sql"):
             return _error(400, f"Unsupported result_format '{fmt}' in this emulator (json, sql)", doc)
-        raw_limit = request.query_params.get("limit")
         try:
-            limit = int(raw_limit) if raw_limit else int(content.query_json(query_id)["limit"])
+            limit = int(raw_limit)
         except ValueError:
             return _error(422, "Validation Failed: limit must be an integer", doc)
         limit = min(max(limit, 1), MAX_LIMIT)
-        sql, params, fields = content.compile_query(query_id, limit)
+        try:
+            sql, params, fields = content.compile_query_body(query, limit)
+        except KeyError as exc:
+            return JSONResponse([{"looker_error": f"Unknown field {exc.args[0]!r}"}])
         if fmt == "sql":
             return PlainTextResponse(sql)
         try:
@@ -198,6 +238,8 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         async def endpoint(request: Request) -> Response:
             if not emu._authorized(request):
                 return _error(401, "Requires authentication.", request.url.path.removeprefix(API + "/"))
+            if inspect.iscoroutinefunction(handler):
+                return await handler(request)
             return await run_in_threadpool(handler, request)
 
         return endpoint
@@ -206,6 +248,7 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         Route("/api/versions", emu.versions),
         Route(f"{API}/login", emu.login, methods=["POST"]),
         Route(f"{API}/logout", emu.logout, methods=["DELETE"]),
+        Route(f"{API}/dashboards", authed(emu.create_dashboard), methods=["POST"]),
         Route(f"{API}/dashboards", authed(emu.dashboards)),
         Route(f"{API}/dashboards/search", authed(emu.search_dashboards)),
         Route(f"{API}/dashboards/{{dashboard_id}}", authed(emu.dashboard)),
@@ -213,6 +256,7 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         Route(f"{API}/looks", authed(emu.looks)),
         Route(f"{API}/looks/{{look_id}}", authed(emu.look)),
         Route(f"{API}/looks/{{look_id}}/run/{{result_format}}", authed(emu.run_look)),
+        Route(f"{API}/queries/run/{{result_format}}", authed(emu.run_inline_query), methods=["POST"]),
         Route(f"{API}/queries/{{query_id}}", authed(emu.query)),
         Route(f"{API}/queries/{{query_id}}/run/{{result_format}}", authed(emu.run_query)),
         Route(f"{API}/lookml_models/{{model}}/explores/{{explore}}", authed(emu.explore)),

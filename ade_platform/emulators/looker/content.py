@@ -82,6 +82,7 @@ QUERIES: dict[int, dict[str, Any]] = {
         "fields": ["payments_daily.payment_method", "payments_daily.total_amount"],
         "sorts": ["payments_daily.total_amount desc"],
     },
+    8: {"view": "orders", "fields": ["orders.order_date", "orders.count"], "sorts": ["orders.order_date"]},
     7: {
         "view": "customers",
         "fields": [
@@ -130,6 +131,23 @@ DASHBOARDS: dict[str, dict[str, Any]] = {
         "elements": [
             {"id": "201", "title": "Active Customer Count", "type": "vis", "query_id": 5},
             {"id": "202", "title": "Payments by Method", "type": "vis", "look_id": 2},
+        ],
+    },
+    # A dashboard filter: its default (a status no order has) empties the tile that listens to it, whose own
+    # query has rows. Run as the dashboard renders it, the tile is empty.
+    "3": {
+        "title": "Order Review",
+        "folder": "5",
+        "view_count": 44,
+        "filters": [{"name": "Status", "dimension": "orders.status", "default_value": "refund_pending"}],
+        "elements": [
+            {
+                "id": "301",
+                "title": "Orders by Day",
+                "type": "vis",
+                "query_id": 8,
+                "listen": {"Status": "orders.status"},
+            },
         ],
     },
 }
@@ -186,9 +204,62 @@ def look_json(look_id: int, with_query: bool = True) -> dict[str, Any]:
     return body
 
 
+def filter_json(dashboard_id: str, row: int, f: dict[str, Any]) -> dict[str, Any]:
+    """A DashboardFilter of API 4.0 (type `field`: it filters on an explore's dimension)."""
+    explore = f["dimension"].split(".")[0]
+    return {
+        "id": f"{dashboard_id}{row:02d}",
+        "dashboard_id": dashboard_id,
+        "name": f["name"],
+        "title": f["name"],
+        "type": "field",
+        "default_value": f.get("default_value"),
+        "model": "jaffle",
+        "explore": explore,
+        "dimension": f["dimension"],
+        "row": row,
+        "listens_to_filters": [],
+        "allow_multiple_values": True,
+        "required": False,
+    }
+
+
+def result_maker_json(element: dict[str, Any]) -> dict[str, Any] | None:
+    """What a tile's query listens to: a ResultMakerWithIdVisConfigAndDynamicFields whose filterables map each
+    dashboard filter to the field it filters."""
+    listen = element.get("listen")
+    query_id = element.get("query_id") or (
+        LOOKS[element["look_id"]]["query_id"] if element.get("look_id") else None
+    )
+    if not listen or query_id is None:
+        return None
+    view = QUERIES[query_id]["view"]
+    return {
+        "id": element["id"],
+        "query_id": str(query_id),
+        "query": query_json(query_id),
+        "filterables": [
+            {
+                "model": "jaffle",
+                "view": view,
+                "name": element["title"],
+                "listen": [{"dashboard_filter_name": n, "field": f} for n, f in listen.items()],
+            }
+        ],
+        "sorts": [],
+        "merge_result_id": None,
+        "total": False,
+        "query_timezone": "UTC",
+        "dynamic_fields": None,
+        "sql_query_id": None,
+        "vis_config": None,
+    }
+
+
 def element_json(dashboard_id: str, element: dict[str, Any]) -> dict[str, Any]:
     look_id = element.get("look_id")
     query_id = element.get("query_id")
+    maker = result_maker_json(element)
     return {
         "id": element["id"],
         "dashboard_id": dashboard_id,
@@ -202,8 +273,8 @@ def element_json(dashboard_id: str, element: dict[str, Any]) -> dict[str, Any]:
         "look": look_json(look_id) if look_id else None,
         "query_id": str(query_id) if query_id else None,
         "query": query_json(query_id) if query_id else None,
-        "result_maker_id": None,
-        "result_maker": None,
+        "result_maker_id": int(maker["id"]) if maker else None,
+        "result_maker": maker,
     }
 
 
@@ -215,9 +286,9 @@ def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, A
         "description": None,
         "folder": folder_json(d["folder"]),
         "folder_id": d["folder"],
-        "created_at": CREATED,
-        "updated_at": UPDATED,
-        "last_updated_at": UPDATED,
+        "created_at": d.get("created_at", CREATED),
+        "updated_at": d.get("updated_at", UPDATED),
+        "last_updated_at": d.get("updated_at", UPDATED),
         "view_count": d["view_count"],
         "favorite_count": 3,
         "hidden": False,
@@ -226,7 +297,7 @@ def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, A
         "slug": f"dash{dashboard_id}",
         "user_id": "1",
         "url": f"/dashboards/{dashboard_id}",
-        "dashboard_filters": [],
+        "dashboard_filters": [filter_json(dashboard_id, i, f) for i, f in enumerate(d.get("filters") or [])],
     }
     if with_elements:
         body["dashboard_elements"] = [element_json(dashboard_id, e) for e in d["elements"]]
@@ -291,7 +362,12 @@ def _filter_sql(expr: str, value: str, params: list[Any]) -> str:
 
 def compile_query(query_id: int, limit: int) -> tuple[str, list[Any], list[str]]:
     """The SQL Looker would generate for a saved query: (sql, parameters, result field names)."""
-    q = QUERIES[query_id]
+    return compile_query_body(QUERIES[query_id], limit)
+
+
+def compile_query_body(q: dict[str, Any], limit: int) -> tuple[str, list[Any], list[str]]:
+    """The SQL of a query given whole (run_inline_query's WriteQuery: view, fields, filters, sorts); KeyError
+    for a field its explore does not have."""
     explore = q["view"]
     table = MODELS["jaffle"][explore]["sql_table_name"]
     params: list[Any] = []
@@ -315,3 +391,17 @@ def compile_query(query_id: int, limit: int) -> tuple[str, list[Any], list[str]]
         sql += " ORDER BY " + ", ".join(orders)
     sql += f" LIMIT {int(limit)}"
     return sql, params, q["fields"]
+
+
+def create_dashboard(title: str, folder_id: str, now: str) -> str:
+    """A new, empty dashboard (Looker's create_dashboard); its id."""
+    dashboard_id = str(max(int(i) for i in DASHBOARDS) + 1)
+    DASHBOARDS[dashboard_id] = {
+        "title": title,
+        "folder": folder_id,
+        "view_count": 0,
+        "elements": [],
+        "created_at": now,
+        "updated_at": now,
+    }
+    return dashboard_id

@@ -3,6 +3,7 @@ API documentation; only what a read-only client needs is served."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import time
@@ -96,18 +97,39 @@ class MetabaseEmulator:
             return _bad_id("card-id")
         if card_id not in content.CARDS:
             return _not_found()
-        sql = content.card_sql(card_id)
+        return self._query(card_id, {}, "question")
+
+    async def dashcard_query(self, request: Request) -> Response:
+        """POST /api/dashboard/:dashboard-id/dashcard/:dashcard-id/card/:card-id/query with `parameters`: the
+        question run as the dashboard shows it, the dashboard's parameter values applied through its mappings."""
+        ids = [_id(request, name) for name in ("dashboard_id", "dashcard_id", "card_id")]
+        if None in ids:
+            return _bad_id("dashboard-id, dashcard-id and card-id")
+        dashboard_id, dashcard_id, card_id = ids
+        dashboard = content.DASHBOARDS.get(dashboard_id)  # type: ignore[arg-type]
+        if dashboard is None or (dashcard_id, card_id) not in dashboard["dashcards"]:
+            return _not_found()
+        try:
+            body = await request.json()
+        except ValueError:
+            body = {}
+        given = body.get("parameters") if isinstance(body, dict) else None
+        values = content.parameter_values(dashboard_id, dashcard_id, given if isinstance(given, list) else [])  # type: ignore[arg-type]
+        return await run_in_threadpool(self._query, card_id, values, "dashboard")
+
+    def _query(self, card_id: int, values: dict[str, Any], context: str) -> Response:
+        sql, params = content.card_sql(card_id, values)
         started = datetime.now(UTC)
         t0 = time.perf_counter()
         base: dict[str, Any] = {
             "database_id": content.DATABASE["id"],
             "started_at": started.isoformat(),
             "json_query": content.dataset_query(card_id),
-            "context": "question",
+            "context": context,
         }
         try:
             columns, rows = _warehouse.run_sql(
-                self.warehouse, sql, limit=content.MAX_RESULTS, timeout=self.query_timeout
+                self.warehouse, sql, params, limit=content.MAX_RESULTS, timeout=self.query_timeout
             )
         except _warehouse.QueryFailed as exc:
             # Metabase answers 202 even when the database rejects the question; the body says it failed.
@@ -154,6 +176,8 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         async def endpoint(request: Request) -> Response:
             if not emu.authorized(request):
                 return PlainTextResponse("Unauthenticated", 401)
+            if inspect.iscoroutinefunction(handler):
+                return await handler(request)
             return await run_in_threadpool(handler, request)
 
         return endpoint
@@ -168,6 +192,11 @@ def build_app(warehouse: Path | None = None) -> Starlette:
         Route("/api/dashboard/{id}", authed(_by_id(content.DASHBOARDS.__contains__, content.dashboard_json))),
         Route("/api/card/{id}", authed(_by_id(content.CARDS.__contains__, content.card_json))),
         Route("/api/card/{card_id}/query", authed(emu.card_query), methods=["POST"]),
+        Route(
+            "/api/dashboard/{dashboard_id}/dashcard/{dashcard_id}/card/{card_id}/query",
+            authed(emu.dashcard_query),
+            methods=["POST"],
+        ),
         Route("/api/table/{id}", authed(_by_id(content.TABLES.__contains__, content.table_json))),
         Route(
             "/api/database/{id}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,14 @@ CARDS: dict[int, dict[str, Any]] = {
         "select payment_method, sum(amount) as revenue\nfrom daily\ngroup by 1\norder by 2 desc",
     },
     6: {"name": "Recent Orders", "display": "table", "mbql": {"source-table": 10, "limit": 100}},
+    # A SQL variable in an optional clause: every order without a value, the orders of one status with one.
+    7: {
+        "name": "Orders by Day",
+        "display": "line",
+        "native": "select order_date, count(*) as orders\nfrom main.orders\n[[where status = {{status}}]]\n"
+        "group by 1\norder by 1",
+        "tags": {"status": "text"},
+    },
 }
 
 DASHBOARDS: dict[int, dict[str, Any]] = {
@@ -66,7 +75,27 @@ DASHBOARDS: dict[int, dict[str, Any]] = {
         "dashcards": [(11, 1), (12, 3), (13, 4), (14, 5), (15, None)],
     },
     2: {"name": "Customers", "collection_id": 3, "view_count": 87, "dashcards": [(21, 2), (22, 6)]},
+    # A dashboard parameter whose default (a status no order has) empties the question wired to it; the question
+    # alone has rows. Run as the dashboard renders it, the dashcard is empty.
+    3: {
+        "name": "Order Review",
+        "collection_id": 2,
+        "view_count": 31,
+        "dashcards": [(31, 7)],
+        "parameters": [
+            {
+                "id": "5e1ec7ed",
+                "name": "Status",
+                "slug": "status",
+                "type": "string/=",
+                "default": ["refund_pending"],
+            }
+        ],
+        "mappings": {31: {"5e1ec7ed": ["variable", ["template-tag", "status"]]}},
+    },
 }
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+_TAG = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def collection_json(collection_id: int) -> dict[str, Any]:
@@ -87,7 +116,11 @@ def table_json(table_id: int) -> dict[str, Any]:
 def dataset_query(card_id: int) -> dict[str, Any]:
     card = CARDS[card_id]
     if "native" in card:
-        return {"type": "native", "native": {"query": card["native"], "template-tags": {}}, "database": 1}
+        tags = {
+            name: {"id": f"{card_id}-{name}", "name": name, "display-name": name.title(), "type": kind}
+            for name, kind in (card.get("tags") or {}).items()
+        }
+        return {"type": "native", "native": {"query": card["native"], "template-tags": tags}, "database": 1}
     return {"type": "query", "query": card["mbql"], "database": 1}
 
 
@@ -124,7 +157,7 @@ def dashboard_json(dashboard_id: int, with_cards: bool = True) -> dict[str, Any]
         "updated_at": UPDATED,
         "view_count": d["view_count"],
         "creator_id": 1,
-        "parameters": [],
+        "parameters": list(d.get("parameters") or []),
     }
     if with_cards:
         body["collection"] = collection_json(d["collection_id"])
@@ -140,7 +173,10 @@ def dashboard_json(dashboard_id: int, with_cards: bool = True) -> dict[str, Any]
                     "col": (i % 2) * 12,
                     "size_x": 12,
                     "size_y": 4,
-                    "parameter_mappings": [],
+                    "parameter_mappings": [
+                        {"parameter_id": pid, "card_id": card_id, "target": target}
+                        for pid, target in (d.get("mappings") or {}).get(dashcard_id, {}).items()
+                    ],
                     "visualization_settings": (
                         {} if card_id else {"virtual_card": {"display": "text"}, "text": "Figures in USD."}
                     ),
@@ -149,16 +185,41 @@ def dashboard_json(dashboard_id: int, with_cards: bool = True) -> dict[str, Any]
     return body
 
 
-def card_sql(card_id: int) -> str:
-    """The SQL Metabase sends the database for a question (native as written; query-builder compiled)."""
+def card_sql(card_id: int, values: dict[str, Any] | None = None) -> tuple[str, list[Any]]:
+    """The SQL Metabase sends the database for a question, and its bound values: native as written, its SQL
+    variables bound from `values` (tag name -> value) and an optional clause `[[...]]` kept only when every
+    variable in it has a value; query-builder compiled."""
     card = CARDS[card_id]
+    values = values or {}
     if "native" in card:
-        return card["native"]
+        params: list[Any] = []
+
+        def clause(match: re.Match[str]) -> str:
+            return match[1] if all(t in values for t in _TAG.findall(match[1])) else ""
+
+        def bind(match: re.Match[str]) -> str:
+            params.append(values[match[1]])
+            return "?"
+
+        return _TAG.sub(bind, _OPTIONAL.sub(clause, card["native"])), params
     mbql = card["mbql"]
     table = TABLES[mbql["source-table"]]
     select = "count(*) AS count" if mbql.get("aggregation") == [["count"]] else "*"
     sql = f'SELECT {select} FROM "{table["schema"]}"."{table["name"]}"'
-    return sql + f" LIMIT {int(mbql.get('limit') or MAX_RESULTS)}"
+    return sql + f" LIMIT {int(mbql.get('limit') or MAX_RESULTS)}", []
+
+
+def parameter_values(dashboard_id: int, dashcard_id: int, given: list[dict[str, Any]]) -> dict[str, Any]:
+    """Template tag -> value of the parameters a dashcard query was given, through the dashcard's mappings (a
+    parameter the dashcard is not wired to is ignored, as Metabase ignores it)."""
+    mappings = (DASHBOARDS[dashboard_id].get("mappings") or {}).get(dashcard_id, {})
+    values: dict[str, Any] = {}
+    for p in given:
+        target = mappings.get(p.get("id"))
+        value = p.get("value")
+        if target and target[0] == "variable" and value not in (None, []):
+            values[target[1][1]] = value[0] if isinstance(value, list) and len(value) == 1 else value
+    return values
 
 
 def _load_content(path: str | None) -> None:

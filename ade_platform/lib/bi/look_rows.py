@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 
 from ade_platform.lib.dbt import pii
 from ade_platform.lib.guard.policy import GuardPolicy, matches_exclusion
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 MASK = "<masked>"
 RunLookMode = Literal["rows", "shape"]
@@ -38,15 +38,13 @@ class LookField(TypedDict):
     relation: str | None  # the warehouse table it reads; None when unknown (a joined view, a derived table)
 
 
-class MaskedColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class MaskedColumn(OpenShape):
     column: str
     # pii:<pattern> | excluded_table:<relation> | unverified_table | undeclared_field | pivot_on_masked_field
     reason: str
 
 
-class ColumnShape(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ColumnShape(OpenShape):
     name: str
     type: str
     null_percentage: float | None  # None for a masked column: nothing is derived from its values

@@ -10,14 +10,13 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 TileStatus = Literal["ok", "error", "empty", "unknown"]
 DashboardStatus = Literal["ok", "error", "unknown"]
 
 
-class TableRef(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TableRef(OpenShape):
     relation: str  # database.schema.name as the warehouse names it, unquoted
     database: str | None
     schema: str | None
@@ -25,8 +24,16 @@ class TableRef(TypedDict):
     how: Literal["sql_parse", "explore_sql_table_name", "source_table"]
 
 
-class ElementInfo(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class AppliedFilter(OpenShape):
+    name: str  # the filter's name on the dashboard
+    value: Any  # its default value (Looker: a filter expression; Metabase: the parameter's default)
+    field: str | None  # Looker: the tile's field it filters
+    parameter: (
+        dict[str, Any] | None
+    )  # Metabase: the parameter as the dashcard query takes it (id, type, target)
+
+
+class ElementInfo(OpenShape):
     id: str
     title: str | None
     type: str  # vis, text, ... (Looker element type; Metabase card display or "text")
@@ -43,6 +50,10 @@ class ElementInfo(TypedDict):
     tables: list[TableRef]
     runnable: bool  # has a query (text tiles do not)
     static_error: str | None  # an error visible without running (e.g. a field missing from the explore)
+    # The dashboard's filters as the dashboard renders the tile: each filter's default value and where it
+    # applies (Looker: the query field it filters; Metabase: the parameter id, type and target of the dashcard).
+    dashboard_filters: list[AppliedFilter]
+    dashboard_id: str | None  # the dashboard the tile is on (Metabase runs a dashcard through it)
 
 
 def new_element(*, id: str, title: str | None, type: str, runnable: bool, **known: Any) -> ElementInfo:
@@ -51,7 +62,7 @@ def new_element(*, id: str, title: str | None, type: str, runnable: bool, **know
     element = ElementInfo(
         id=id, title=title, type=type, look_id=None, question_id=None, query_id=None, database_id=None,
         model=None, explore=None, sql=None, dimensions=[], measures=[], columns=[], tables=[],
-        runnable=runnable, static_error=None,
+        runnable=runnable, static_error=None, dashboard_filters=[], dashboard_id=None,
     )  # fmt: skip
     unknown = set(known) - set(ElementInfo.__annotations__)
     if unknown:
@@ -60,8 +71,7 @@ def new_element(*, id: str, title: str | None, type: str, runnable: bool, **know
     return element
 
 
-class DashboardSummary(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardSummary(OpenShape):
     id: str
     title: str
     folder: str | None
@@ -87,5 +97,5 @@ class ElementHealth(TypedDict):
 
 
 # What running one tile gave: its health, with room for what a tool adds.
-class TileOutcome(ElementHealth):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TileOutcome(ElementHealth, OpenShape):
+    pass

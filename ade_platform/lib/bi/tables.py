@@ -58,7 +58,8 @@ def _ref(database: str | None, schema: str | None, name: str, naming: Naming, ho
 def tables_in_sql(sql: str, naming: Naming) -> list[TableRef]:
     """The tables (and views) a SELECT reads, CTE names left out; [] when the SQL does not parse."""
     import sqlglot
-    from sqlglot import exp
+
+    from ade_platform.lib.warehouse.sql import relation_tables
 
     try:
         trees = sqlglot.parse(sql, read=naming.sqlglot_dialect)
@@ -66,17 +67,10 @@ def tables_in_sql(sql: str, naming: Naming) -> list[TableRef]:
         return []
     found: dict[str, TableRef] = {}
     for tree in trees:
-        if tree is None:
-            continue
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        for table in tree.find_all(exp.Table):
-            name = _ident(table.this, naming)
-            if not name or isinstance(table.this, exp.Func):
-                continue
+        for table in relation_tables(tree) if tree is not None else ():
+            name = _ident(table.this, naming) or table.name
             db = _ident(table.args.get("db"), naming)
             catalog = _ident(table.args.get("catalog"), naming)
-            if not db and not catalog and name.lower() in ctes:
-                continue
             ref = _ref(catalog, db, name, naming, "sql_parse")
             found.setdefault(ref["relation"].lower(), ref)
     return sorted(found.values(), key=lambda r: r["relation"])

@@ -73,16 +73,10 @@ def publish_parsed(
     return provenance, artifact
 
 
-def publish_artifact(
-    writer: StoreWriter,
-    kind: str,
-    path: Path,
-    *,
-    run_id: str | None = None,
-    code_version: str | None = None,
-) -> Provenance:
-    """Validate one artifact file and publish its bytes unchanged (tools re-read it exactly as dbt wrote it)."""
-    return publish_parsed(writer, kind, path, run_id=run_id, code_version=code_version)[0]
+def publish_artifact(writer: StoreWriter, kind: str, path: Path, **options: str | None) -> Provenance:
+    """Validate one artifact file and publish its bytes unchanged (tools re-read it exactly as dbt wrote it):
+    `publish_parsed` with the same options, for a caller that needs only the provenance."""
+    return publish_parsed(writer, kind, path, **options)[0]
 
 
 def publish_index(

@@ -247,7 +247,8 @@ class StalenessDetector:
 
 def watched_target(target_path: Path | None, project_dir: Path | None) -> Path | None:
     """The folder where dbt runs outside ADE write their artifacts: the configured `dbt.target_path`, else
-    the project's own `target/` (ADE's own dbt invocations write under ADE_HOME instead)."""
+    the project's own `target/` (ADE's own dbt invocations write under <home>/dbt/ instead; the same rule as
+    `Settings.dbt_target_path`)."""
     if target_path is not None:
         return target_path
     return project_dir / "target" if project_dir is not None else None

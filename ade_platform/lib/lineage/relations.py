@@ -61,7 +61,8 @@ def parse_relation(text: str, warehouse_type: str | None = None) -> RelationKey:
 def tables_in_sql(sql: str, warehouse_type: str | None = None) -> list[RelationKey]:
     """The relations a statement reads (CTE names excluded), each once; [] when it cannot be parsed."""
     import sqlglot
-    from sqlglot import exp
+
+    from ade_platform.lib.warehouse.sql import relation_tables
 
     dialect = _DIALECTS.get(warehouse_type or "")
     try:
@@ -70,14 +71,7 @@ def tables_in_sql(sql: str, warehouse_type: str | None = None) -> list[RelationK
         return []
     seen: dict[RelationKey, None] = {}
     for statement in statements:
-        if statement is None:
-            continue
-        ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
-        for table in statement.find_all(exp.Table):
-            if not table.name or (not table.db and table.name.lower() in ctes):
-                continue
-            if isinstance(table.this, exp.Anonymous | exp.Func):
-                continue  # table functions (read_csv, FLATTEN, ...) are not relations
+        for table in relation_tables(statement) if statement is not None else ():
             seen[make_key(table.catalog or None, table.db or None, table.name, warehouse_type)] = None
     return list(seen)
 

@@ -25,10 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NotRequired
 
-from typing_extensions import TypedDict
-
 from ade_platform.lib.errors import CodedError
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 DEFAULT_TIMEOUT_SECONDS = 1.0
 MAX_MATCHES_PER_PATTERN = 200
@@ -47,16 +45,14 @@ RE2_MAX_MEM = 8 << 20
 WORK_PER_WINDOW = 8_000_000
 
 
-class PatternMatch(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PatternMatch(OpenShape):
     line_number: int
     matched_text: str
     line_snippet: str
     capture_groups: NotRequired[list[str | None]]
 
 
-class PatternResult(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PatternResult(OpenShape):
     pattern: str
     match_count: int
     matches: NotRequired[list[PatternMatch]]

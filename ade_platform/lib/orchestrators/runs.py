@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from typing_extensions import TypedDict
-
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 Status = Literal["success", "failed", "running", "queued", "other"]
 
@@ -43,8 +41,7 @@ _STATUS: dict[str, Status] = {
 }
 
 
-class RunRecord(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunRecord(OpenShape):
     run_id: str
     state: str
     status: Status
@@ -56,8 +53,7 @@ class RunRecord(TypedDict):
     external_trigger: bool | None
 
 
-class HistoryRun(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class HistoryRun(OpenShape):
     run_id: str
     state: str
     execution_date: str | None
@@ -65,8 +61,7 @@ class HistoryRun(TypedDict):
     run_type: str | None
 
 
-class HistorySummary(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class HistorySummary(OpenShape):
     runs: list[HistoryRun]
     total_runs: int
     success_count: int
@@ -76,6 +71,30 @@ class HistorySummary(TypedDict):
 
 def normalize_status(state: str | None) -> Status:
     return _STATUS.get((state or "").lower(), "other")
+
+
+# The filters that name a state outside the shared vocabulary ("other"): each matches its own states only, so a
+# filter of cancelled never returns a paused or skipped run.
+_OTHER_FILTERS: dict[str, frozenset[str]] = {
+    "cancelled": frozenset({"cancelled", "canceled"}),
+    "canceled": frozenset({"cancelled", "canceled"}),
+    "paused": frozenset({"paused"}),
+    "skipped": frozenset({"skipped"}),
+    "managed": frozenset({"managed"}),
+}
+
+
+def matches_status(record: RunRecord, status: str) -> bool:
+    """Whether a run is in the state a filter names: a shared status (success, failed, running, queued, in any
+    backend's words), or exactly one of the states outside it (cancelled, paused, ...); `any` matches every run."""
+    wanted = status.strip().lower()
+    if wanted == "any":
+        return True
+    state = str(record["state"]).lower()
+    if wanted in _OTHER_FILTERS:
+        return state in _OTHER_FILTERS[wanted]
+    normalized = normalize_status(wanted)
+    return state == wanted or (normalized != "other" and record["status"] == normalized)
 
 
 def duration_seconds(start: str | None, end: str | None) -> float | None:

@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -169,10 +169,17 @@ class ContentLibrary:
         folder, _ = self._part("schema")
         for name in SCHEMA_NAMES:
             if (folder / name).is_file():
-                return json.loads((folder / name).read_text(encoding="utf-8"))
+                return _read_schema(folder / name)
         for path in sorted(folder.glob("*.json")):
-            return json.loads(path.read_text(encoding="utf-8"))
-        return json.loads((BUNDLED / "schema" / SCHEMA_NAMES[0]).read_text(encoding="utf-8"))
+            return _read_schema(path)
+        return _read_schema(BUNDLED / "schema" / SCHEMA_NAMES[0])
+
+
+@cache
+def _read_schema(path: Path) -> dict[str, Any]:
+    """One object per schema file in a process (read-only by convention): its checker is built once for it
+    (schemacheck), whichever library instance asks first (the server's warm-up or its service)."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def split_sections(page: str, text: str) -> list[Section]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ade_platform.lib.snowfakery import analysis as static
+from ade_platform.lib.snowfakery import catalog
 from ade_platform.lib.snowfakery.content import ContentLibrary
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from ade_platform.lib.snowfakery.formatting import format_recipe
@@ -142,7 +143,16 @@ class SnowfakeryService:
             "allow_network": p.allow_network,
             "allowed_plugins": list(p.allowed_plugins),
             "content": {part: self.content.source(part) for part in ("docs", "examples", "schema")},
+            "discovery": dict(catalog.DISCOVERY),
         }
+
+    def catalog(self, part: str) -> dict[str, Any]:
+        """One discovery catalogue: Faker providers, the plugins this server allows, or the output formats."""
+        if part == "providers":
+            return catalog.faker_providers()
+        if part == "plugins":
+            return catalog.plugins(self.policy)
+        return catalog.output_formats(self.policy, shutil.which("dot") is not None)
 
     # -- validation --------------------------------------------------------------------------------------
     def validate(

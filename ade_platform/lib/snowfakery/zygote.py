@@ -8,7 +8,7 @@ for a fork either.
 
 A job process is forked before its job is known: it leads its own session (the parent kills its whole process
 group on timeout), closes every descriptor but its own request pipe (it cannot reach the zygote's protocol nor
-another job process's pipe), and blocks reading one request path. It then runs `worker.run_job`, which applies
+another job process's pipe), warms itself up (`_prepare_job_process`) and blocks reading one request path. It then runs `worker.run_job`, which applies
 that request's limits, environment and audit hook before any recipe code runs, writes the result next to the
 request and exits: no process ever runs a second job, so nothing one recipe does can reach the next. If the
 zygote dies, the waiting processes read end-of-file and exit.
@@ -21,14 +21,19 @@ and `os.kill(pid, 0)` tells the parent a job process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
+import select
 import signal
 import sys
+import time
 from collections import deque
+from typing import Any
 
 POOL_SIZE = 2  # job processes waiting at any time: one for the next job, one already forking behind it
+_POOL_WARM_TIMEOUT = 30.0  # at start-up, the longest the zygote waits for its first job processes to be warm
 _WARM_UP_RECIPE = """
 - object: warm_up
   count: 3
@@ -52,6 +57,8 @@ _WARM_UP_RECIPE = """
 
 
 def _preload() -> None:
+    import encodings.unicode_escape  # noqa: F401  (first used by a recipe's escapes: imported in every job)
+
     import faker
     import snowfakery.api
     import snowfakery.data_generator
@@ -67,7 +74,6 @@ def _preload() -> None:
 
 def _warm_up() -> None:
     """Generate a few rows in memory: what a first recipe sets up lazily is then set up in every job process."""
-    import contextlib
     import io
 
     from snowfakery.api import generate_data
@@ -86,23 +92,80 @@ def _warm_up() -> None:
         )
 
 
-def _start_job_process() -> tuple[int, int]:
-    """Fork a job process waiting for its request; returns (pid, the write end of its request pipe)."""
+def _prepare_job_process() -> None:
+    """What a fresh process pays on its first recipe, paid while it waits for one (off the answer's path).
+
+    A forked process first touching the zygote's objects copies their memory pages, and its first recipe sets
+    up lazily what the zygote's warm-up set up only in the zygote's own pages: running the warm-up recipe again
+    here halves the time a job then spends (measured 60 -> 27 ms for Snowfakery's validator on upstream
+    examples). Snowfakery also builds a new Faker (26 providers, ~5 ms each on a quiet machine) for its
+    validator and one for generating: both are built here, each handed out once (`_PrebuiltFaker`).
+    """
+    from faker import Faker
+
+    # Faker draws from one module-level Random that a fork copies as it is (Python reseeds only its own
+    # `random` after a fork): without this every job process would generate the same names (a seeded run
+    # reseeds it again).
+    Faker.seed()
+    _warm_up()
+    import snowfakery.fakedata.fake_data_generator as generator
+    import snowfakery.recipe_validator as validator
+
+    with contextlib.suppress(Exception):  # an optimisation too: without it a job builds its own
+        validator.Faker = _PrebuiltFaker(validator.Faker, ((), {}))  # type: ignore[attr-defined]
+        generator.Faker = _PrebuiltFaker(generator.Faker, ((None,), {"use_weighting": False}))  # type: ignore[attr-defined]
+
+
+class _PrebuiltFaker:
+    """Stands in for `faker.Faker` in one Snowfakery module: the first call with the arguments it was built for
+    gets the instance built in advance (a job process runs one recipe, so it is never shared); any other call
+    builds a new one, as Faker itself would."""
+
+    def __init__(self, faker_class: Any, call: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        self._class = faker_class
+        self._call = call
+        self._ready: Any = faker_class(*call[0], **call[1])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._ready is not None and (args, kwargs) == self._call:
+            ready, self._ready = self._ready, None
+            return ready
+        return self._class(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # Faker.seed and other class attributes
+        return getattr(self._class, name)
+
+
+def _start_job_process(announce: bool = False) -> tuple[int, int, int | None]:
+    """Fork a job process waiting for its request; returns (pid, the write end of its request pipe, and with
+    `announce` the read end of a pipe on which it says when it is warm)."""
     read_end, write_end = os.pipe()
+    warm_read, warm_write = os.pipe() if announce else (None, None)
     pid = os.fork()
     if pid == 0:
-        _job_process(read_end)
+        _job_process(read_end, warm_write)
     os.close(read_end)
-    return pid, write_end
+    if warm_write is not None:
+        os.close(warm_write)
+    return pid, write_end, warm_read
 
 
-def _job_process(read_end: int) -> None:
+def _job_process(read_end: int, warm_write: int | None) -> None:
     code = 1
     try:
         os.setsid()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the job waits for its own subprocesses (dot)
-        os.closerange(3, read_end)  # the protocol, and every other job process's request pipe
-        os.closerange(read_end + 1, os.sysconf("SC_OPEN_MAX"))
+        # every descriptor but its own pipes: not the protocol, nor any other job process's pipe
+        low = 3
+        for fd in sorted(f for f in (read_end, warm_write) if f is not None):
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+        _prepare_job_process()
+        if warm_write is not None:
+            with contextlib.suppress(OSError):
+                os.write(warm_write, b"1")
+            os.close(warm_write)
         with os.fdopen(read_end, "r", encoding="utf-8") as requests:
             request_path = requests.readline().strip()
         if request_path:
@@ -112,6 +175,16 @@ def _job_process(read_end: int) -> None:
             code = 0
     finally:
         os._exit(code)
+
+
+def _wait_until_warm(announcements: list[int], timeout: float = _POOL_WARM_TIMEOUT) -> None:
+    """Wait (bounded) for the first job processes to be warm: the server is ready when its first call is fast."""
+    deadline = time.monotonic() + timeout
+    for fd in announcements:
+        with contextlib.suppress(OSError):
+            if select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+                os.read(fd, 1)
+        os.close(fd)
 
 
 def main() -> None:
@@ -129,7 +202,9 @@ def main() -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     reader = os.fdopen(protocol_in, "r", encoding="utf-8")
     writer = os.fdopen(protocol_out, "w", encoding="utf-8", buffering=1)
-    pool: deque[tuple[int, int]] = deque(_start_job_process() for _ in range(POOL_SIZE))
+    first = [_start_job_process(announce=True) for _ in range(POOL_SIZE)]
+    pool: deque[tuple[int, int]] = deque((pid, pipe) for pid, pipe, _ in first)
+    _wait_until_warm([warm for _, _, warm in first if warm is not None])
     writer.write(json.dumps({"ready": os.getpid()}) + "\n")
     for line in reader:
         try:
@@ -140,14 +215,14 @@ def main() -> None:
             writer.write(json.dumps({"error": "bad request"}) + "\n")
             continue
         writer.write(json.dumps({"pid": _hand_over(pool, request_path)}) + "\n")
-        pool.append(_start_job_process())  # the replacement forks while the job runs
+        pool.append(_start_job_process()[:2])  # the replacement forks (and warms) while the job runs
     sys.exit(0)
 
 
 def _hand_over(pool: deque[tuple[int, int]], request_path: str) -> int:
     """Give the request to a waiting job process; one that died meanwhile (killed from outside) is skipped."""
     while True:
-        pid, request_pipe = pool.popleft() if pool else _start_job_process()
+        pid, request_pipe = pool.popleft() if pool else _start_job_process()[:2]
         try:
             with os.fdopen(request_pipe, "w", encoding="utf-8") as pipe:
                 pipe.write(request_path + "\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import sqlglot
@@ -167,6 +167,19 @@ def prepare_explain(sql: str, warehouse_type: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # Statements the tools build themselves, with identifiers quoted for the warehouse.
+
+
+def relation_tables(tree: exp.Expression) -> Iterator[exp.Table]:
+    """The table references of a parsed statement that name a relation it reads: CTE names and table
+    functions (read_csv, FLATTEN, ...) left out. The one reading of "which tables does this SQL read" that the
+    BI tile tables and the lineage join share."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if not table.name or isinstance(table.this, exp.Func):
+            continue
+        if not table.db and not table.catalog and table.name.lower() in ctes:
+            continue
+        yield table
 
 
 def quote_ident(name: str, warehouse_type: str) -> str:

@@ -17,10 +17,11 @@ from ade_platform.clients.warehouses import WarehouseError
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import look_body
 from ade_platform.lib.bi.names import health_asset, inventory_asset
-from ade_platform.lib.bi.shapes import DashboardInfo, ElementInfo, TableRef, TileOutcome
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef, TileOutcome
 from ade_platform.lib.bi.tables import count_rows_sql
 from ade_platform.lib.bi.tiles import run_tiles
 from ade_platform.lib.live_observations import tile_errors
+from ade_platform.lib.timestamps import parse_timestamp
 from ade_platform.store import Snapshot
 from ade_platform.store.observations import dashboard_key
 from mcp_bridge.context import BridgeContext
@@ -33,6 +34,8 @@ LOOKER_MAX_ROWS = 5000  # the most rows Looker's API returns for one run (its qu
 Progress = Callable[[int, int], None]  # tiles done, tiles in all
 # progress, total: an MCP progress notification (fastmcp's Context.report_progress)
 ReportProgress = Callable[..., Awaitable[None]]
+# The failures of the check for anything newer after which the snapshot still answers, flagged stale.
+UNREACHABLE = frozenset({"connection_failed", "upstream_error", "auth_failed"})
 
 
 class BiService:
@@ -98,18 +101,34 @@ class BiService:
 
         return count
 
-    # ---- cached, live when the snapshot does not know --------------------------------------------------------
+    # ---- cached when the BI tool has nothing newer, live otherwise ------------------------------------------
+    def dashboards_now(
+        self, tool: str, snap: Snapshot | None, arguments: dict[str, Any]
+    ) -> tuple[list[DashboardSummary] | None, Provenance | None, str | None]:
+        """The check for anything newer: the tool's dashboards with their `updated_at` (one audited listing).
+        With a snapshot to fall back on, an unreachable tool gives (None, None, why the snapshot may be stale)."""
+        try:
+            summaries, stamp = self.live(
+                "bi_list_dashboards" if "dashboard_id" not in arguments else "bi_get_dashboard_elements",
+                arguments,
+                lambda: self.client(tool).list_dashboards(),
+            )
+        except BiError as exc:
+            if snap is None or exc.code not in UNREACHABLE:
+                raise
+            return None, None, f"{tool} could not be asked for anything newer ({exc.code})"
+        return summaries, stamp, None
+
     def list_dashboards(self, tool: str) -> shapes.DashboardList:
         self.check_configured(tool)
         snap = self.ctx.latest_or_none(inventory_asset(tool))
-        if snap is not None:
+        summaries, stamp, unreachable = self.dashboards_now(tool, snap, {"tool": tool})
+        if snap is not None and (unreachable or changed_dashboards(snap, summaries or []) is None):
             items = [_list_item(d) for d in snap.data["dashboards"]]
-            return self.ctx.cached_answer(snap, {"tool": tool, "dashboards": items, "total": len(items)})  # type: ignore[return-value]
-        summaries, stamp = self.live(
-            "bi_list_dashboards", {"tool": tool}, lambda: self.client(tool).list_dashboards()
-        )
-        items = [_list_item(d) for d in summaries]
-        return shapes.DashboardList(tool=tool, dashboards=items, total=len(items), provenance=stamp)
+            body = {"tool": tool, "dashboards": items, "total": len(items)}
+            return self.ctx.cached_answer(snap, body, stale_reason=unreachable)  # type: ignore[return-value]
+        items = [_list_item(d) for d in summaries or []]
+        return shapes.DashboardList(tool=tool, dashboards=items, total=len(items), provenance=stamp)  # type: ignore[arg-type]
 
     def dashboard_elements(self, dashboard_id: str, tool: str) -> shapes.DashboardElements:
         self.check_configured(tool)
@@ -121,13 +140,19 @@ class BiService:
         )
         if seen is not None:  # a live health check (any agent's) newer than the health snapshot wins
             errors, checked_at = tile_errors(seen), seen.observed_iso
+        arguments = {"tool": tool, "dashboard_id": dashboard_id}
         if found is not None and snap is not None:
-            body = _elements_body(tool, found, errors, checked_at)
-            return self.ctx.cached_answer(snap, body, observations=[seen] if seen else None)  # type: ignore[return-value]
+            summaries, _, unreachable = self.dashboards_now(tool, snap, arguments)
+            now = next((d for d in summaries or [] if d["id"] == dashboard_id), None)
+            if unreachable or (
+                now is not None and now.get("last_updated_at") == found.get("last_updated_at")
+            ):
+                body = _elements_body(tool, found, errors, checked_at)
+                return self.ctx.cached_answer(
+                    snap, body, stale_reason=unreachable, observations=[seen] if seen else None
+                )  # type: ignore[return-value]
         dashboard, stamp = self.live(
-            "bi_get_dashboard_elements",
-            {"tool": tool, "dashboard_id": dashboard_id},
-            lambda: self.client(tool).dashboard(dashboard_id),
+            "bi_get_dashboard_elements", arguments, lambda: self.client(tool).dashboard(dashboard_id)
         )
         return {**_elements_body(tool, dashboard, errors, checked_at), "provenance": stamp}  # type: ignore[return-value]
 
@@ -249,6 +274,22 @@ def _list_item(d: dict[str, Any]) -> shapes.DashboardListItem:
     )
 
 
+def changed_dashboards(snap: Snapshot, summaries: list[DashboardSummary]) -> str | None:
+    """What changed since the inventory snapshot (a dashboard added, removed or updated), or None."""
+    stored = {d["id"]: d.get("last_updated_at") for d in snap.data["dashboards"]}
+    now = {d["id"]: d.get("last_updated_at") for d in summaries}
+    added, removed = sorted(set(now) - set(stored)), sorted(set(stored) - set(now))
+    updated = sorted(i for i in set(now) & set(stored) if now[i] != stored[i])
+    if not (added or removed or updated):
+        return None
+    parts = [
+        f"{what} {', '.join(ids)}"
+        for what, ids in (("added", added), ("removed", removed), ("updated", updated))
+        if ids
+    ]
+    return "dashboards " + "; ".join(parts)
+
+
 def _health_errors(snap: Snapshot | None, dashboard_id: str) -> tuple[dict[str, str], str | None]:
     """Element id -> error from the latest health snapshot of this dashboard, and when it was checked."""
     if snap is None:
@@ -277,6 +318,7 @@ def _element_out(e: ElementInfo | dict[str, Any], errors: dict[str, str]) -> sha
         tables=list(e.get("tables") or []),
         has_error=error is not None,
         error_detail=error,
+        dashboard_filters={f["name"]: f["value"] for f in e.get("dashboard_filters") or []},
     )
 
 
@@ -291,4 +333,11 @@ def _elements_body(
         "elements": elements,
         "element_count": len(elements),
         "errors_checked_at": checked_at,
+        "errors_stale": _later(dashboard.get("last_updated_at"), checked_at),
     }
+
+
+def _later(changed: str | None, checked: str | None) -> bool:
+    """Whether a dashboard changed after its tiles were last checked."""
+    changed_at, checked_at = parse_timestamp(changed), parse_timestamp(checked)
+    return bool(changed_at and checked_at and changed_at > checked_at)

@@ -46,9 +46,11 @@ class BiTools:
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> DashboardList:
-        """All accessible dashboards with folder, creation and update times, view count and URL. Answers from
-        the latest BI inventory snapshot (provenance says when it was taken), live when there is none. Paged
-        (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the title, since/until on
+        """All accessible dashboards with folder, creation and update times, view count and URL. One listing
+        call checks for a dashboard added, removed or updated since the latest BI inventory snapshot: the snapshot
+        answers when nothing changed (provenance says when it was taken), the live listing otherwise;
+        provenance.stale with the reason when the tool cannot be reached. The spec's list is under `dashboards`,
+        paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the title, since/until on
         last_updated_at; total counts the dashboards that pass the filters."""
         answer = self.service.list_dashboards(tool)
         named = paging.name_matcher(name_pattern)
@@ -66,8 +68,11 @@ class BiTools:
         """Every tile of a dashboard with the query behind it: Looker model, explore, dimensions and measures;
         Metabase question, database and native SQL or source table; and the warehouse tables each reads.
         has_error is set from LookML (a field missing from its explore) or from the latest health check
-        (errors_checked_at says when). Cached from the BI inventory; live when the snapshot lacks the dashboard.
-        `elements` is paged (limit, cursor -> next_cursor; docs/PAGING.md); element_count counts them all."""
+        (errors_checked_at says when; errors_stale when the dashboard changed since). One listing of the
+        tool's dashboards checks for a change first: cached from the BI inventory when the dashboard is unchanged
+        since, live otherwise; provenance.stale with the reason when the tool cannot be reached. The spec's list
+        is under `elements`, paged (limit, cursor -> next_cursor; docs/PAGING.md); element_count counts them
+        all."""
         answer = self.service.dashboard_elements(dashboard_id, tool)
         query = ("bi_get_dashboard_elements", tool, dashboard_id)
         return paging.page_answer(  # type: ignore[return-value]
@@ -78,7 +83,8 @@ class BiTools:
     async def bi_check_dashboard_health(
         self, dashboard_id: DashboardId, tool: Tool, mcp: Context
     ) -> HealthAnswer:
-        """Load a dashboard and run its tiles as rendering would: status ok / error (a tile failed) / unknown,
+        """Load a dashboard and run its tiles as rendering would (with the dashboard's filters and parameters at
+        their default values): status ok / error (a tile failed) / unknown,
         element count, elements_with_errors, the first error, and every tile's status (ok, error, or empty
         when it rendered no row). Live and read-only."""
         return await self.service.check_health(dashboard_id, tool, mcp.report_progress)
@@ -100,9 +106,10 @@ class BiTools:
             ),
         ] = False,
     ) -> RowCountAnswer:
-        """Run every tile of a dashboard (bounded concurrency, per-tile timeout) and report its row count
+        """Run every tile of a dashboard as the dashboard renders it (its filters' and parameters' default
+        values applied), with bounded concurrency and a per-tile timeout, and report its row count
         against min_rows: row_count is null when the tile errors. Finds dashboards that render but show
-        nothing. Live and read-only; sends progress as tiles finish."""
+        nothing. Live and read-only; sends progress as tiles finish. The spec's list is under `elements`."""
         return await self.service.verify_row_counts(
             dashboard_id, tool, min_rows, compare_to_warehouse, mcp.report_progress
         )

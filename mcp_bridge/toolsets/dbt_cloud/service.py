@@ -11,9 +11,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-import orjson
 
 from ade_platform.lib import dbt_cloud as lib
+from ade_platform.lib import json_query
+from ade_platform.lib.dbt.artifacts import parse_artifact
+from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
+from ade_platform.lib.errors import CodedError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.schemas import dbt_cloud as shapes
@@ -21,12 +24,15 @@ from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 if TYPE_CHECKING:
     from ade_platform.clients.dbt_cloud import DbtCloudClient
+    from ade_platform.store import Snapshot
 
 T = TypeVar("T")
 JOBS_ASSET = "dbt_cloud_jobs"
 RUNS_ASSET = "dbt_cloud_runs"
 FRESHNESS_ASSET = "dbt_cloud_freshness"
 RESOURCE_URI = "dbtcloud://runs/{run_id}/artifacts/{name}"
+# The failures of the check for something newer after which the snapshot still answers, flagged stale.
+UNREACHABLE = frozenset({"connection_failed", "rate_limited", "upstream_error", "auth_failed"})
 # progress, total, message: an MCP progress notification (fastmcp's Context.report_progress)
 ReportProgress = Callable[..., Awaitable[None]]
 
@@ -143,68 +149,101 @@ class DbtCloudService:
         )
         return self.ctx.observed("dbtcloud_poll_run", {**answer, "provenance": stamp})  # type: ignore[return-value]
 
-    # ---- reads: a tracked job from the snapshot, anything else from dbt Cloud -------------------------------
+    # ---- reads: a tracked job's snapshot when dbt Cloud has nothing newer, dbt Cloud otherwise ----------------
+    async def checked(
+        self,
+        tool: str,
+        snapshot: Snapshot | None,
+        fn: Callable[[DbtCloudClient], T],
+        arguments: dict[str, Any],
+    ) -> tuple[T | None, Provenance | None, str | None]:
+        """One audited call to dbt Cloud (the cheap check for something newer, or the answer itself). With a
+        snapshot to fall back on, an unreachable account gives (None, None, why the snapshot may be stale)."""
+        try:
+            value, stamp = await self.live(tool, fn, arguments)
+        except (
+            CodedError
+        ) as exc:  # the client's DbtCloudError (its module loads httpx: not on the cached path)
+            if snapshot is None or exc.code not in UNREACHABLE:
+                raise
+            return None, None, f"dbt Cloud could not be asked for anything newer ({exc.code})"
+        return value, stamp, None
+
     async def last_run(self, job_id: int, status: str | None) -> shapes.LastRunAnswer:
         code = status_filter(status)
         snapshot = self.ctx.latest_or_none(RUNS_ASSET) if self.tracked(job_id) else None
-        if snapshot is not None:
-            for record in snapshot.data.get("runs") or []:
-                if record.get("job_id") == job_id and (code is None or record.get("status_code") == code):
-                    return self.ctx.cached_answer(snapshot, lib.last_run_answer(record))  # type: ignore[return-value]
-            raise ToolFailure(
-                "no_matching_run",
-                f"no run of job {job_id} with status {status} in the latest snapshot",
-                job_id=job_id,
-                status_filter=status,
-            )
+        cached = snapshot_run(snapshot, job_id, code)
 
         def fetch(client: DbtCloudClient) -> dict[str, Any] | None:
+            # The newest matching run (one call): the check for a newer run, and the answer when there is one.
             run = client.last_run(job_id, code)
-            if run is None:
+            if run is None and snapshot is None:
                 client.get_job(
                     job_id
                 )  # job_not_found rather than no_matching_run for a job that does not exist
             return run
 
-        run, stamp = await self.live("dbtcloud_get_last_run", fetch, {"job_id": job_id, "status": status})
+        arguments = {"job_id": job_id, "status": status}
+        run, stamp, unreachable = await self.checked("dbtcloud_get_last_run", snapshot, fetch, arguments)
+        if snapshot is not None and (unreachable or same_run(cached, run)):
+            if cached is None:
+                where = f"in the latest snapshot ({unreachable})" if unreachable else "in dbt Cloud"
+                raise no_matching_run(job_id, status, where)
+            body = lib.last_run_answer(cached)
+            return self.ctx.cached_answer(snapshot, body, stale_reason=unreachable)  # type: ignore[return-value]
         if run is None:
-            raise ToolFailure(
-                "no_matching_run",
-                f"job {job_id} has no run with status {status}",
-                job_id=job_id,
-                status_filter=status,
-            )
+            raise no_matching_run(job_id, status, "in dbt Cloud")
         return self.ctx.observed(
             "dbtcloud_get_last_run",
             {**lib.last_run_answer(lib.run_record(run)), "provenance": stamp},
             latest=code is None,
         )  # type: ignore[return-value]
 
-    async def fetch_artifact(self, run_id: int, artifact: str) -> shapes.ArtifactAnswer:
+    async def fetch_artifact(self, run_id: int, artifact: str, query: str | None) -> shapes.ArtifactAnswer:
+        if query is not None:
+            json_query.evaluate(query, {})  # a malformed expression is refused before any call
         data, stamp = await self.live(
             "dbtcloud_fetch_artifact",
             lambda c: c.get_artifact(run_id, artifact).content,
-            {"run_id": run_id, "artifact": artifact},
+            {"run_id": run_id, "artifact": artifact, "query": query},
         )
-        try:
-            parsed = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            raise ToolFailure(
-                "artifact_unreadable", f"{artifact} of run {run_id} is not valid JSON"
-            ) from None
+        # what the dbt-artifacts tools accept: valid JSON whose metadata.dbt_schema_version is one they read
+        parsed = parse_artifact(data, lib.ARTIFACT_KINDS[artifact])
         cap = self.section.max_artifact_bytes if self.section else 200_000
-        inline = len(data) <= cap and isinstance(parsed, dict)
-        return {
+        answer: dict[str, Any] = {
             "artifact": artifact,
             "run_id": run_id,
             "fetched_at": _now(),
             "size_bytes": len(data),
-            "truncated": not inline,
-            "content": parsed if inline else None,
-            "summary": None if inline else lib.artifact_summary(artifact, parsed),
+            "query": query,
             "resource_uri": RESOURCE_URI.format(run_id=run_id, name=artifact),
+            "dbt_tools": self.dbt_tools_fed(run_id, artifact),
             "provenance": stamp,
         }
+        if query is not None:
+            result = json_query.evaluate(query, parsed)
+            size = json_query.bounded_size(result, cap)
+            fits = size <= cap
+            answer |= {"truncated": not fits, "content": None, "result": result if fits else None}
+            answer["summary"] = None if fits else lib.artifact_summary(artifact, parsed, result_over=cap)
+            return answer  # type: ignore[return-value]
+        inline = len(data) <= cap
+        answer |= {
+            "truncated": not inline,
+            "content": parsed if inline else None,
+            "result": None,
+            "summary": None if inline else lib.artifact_summary(artifact, parsed),
+        }
+        return answer  # type: ignore[return-value]
+
+    def dbt_tools_fed(self, run_id: int, artifact: str) -> list[str]:
+        """The dbt-artifacts tools that answer from this very file (dbt_cloud.dbt_tools_job publishes it)."""
+        kind = lib.ARTIFACT_KINDS[artifact]
+        snapshot = self.ctx.latest_or_none(ARTIFACT_ASSETS[kind])
+        origin = (snapshot.provenance.source or {}).get("dbt_cloud") if snapshot is not None else None
+        if not isinstance(origin, dict) or origin.get("run_id") != run_id:
+            return []
+        return [self.ctx.tool_name(name) for name in lib.DBT_TOOLS_READING[artifact]]
 
     async def artifact_text(self, run_id: str, name: str) -> str:
         """The whole artifact file (the resource behind a summarized dbtcloud_fetch_artifact answer)."""
@@ -217,52 +256,105 @@ class DbtCloudService:
         return artifact.content.decode()
 
     async def list_jobs(self, project_id: int, environment_id: int | None) -> shapes.JobsAnswer:
-        snapshot = self.ctx.latest_or_none(JOBS_ASSET)
-        configured = self.section is not None and self.section.project_id == project_id
-        if snapshot is not None and configured and snapshot.data.get("project_id") == project_id:
-            jobs = [
-                lib.list_jobs_entry(j)
-                for j in snapshot.data.get("jobs") or []
-                if j.get("project_id") == project_id and (environment_id in (None, j.get("environment_id")))
-            ]
-            body = {
-                "project_id": project_id,
-                "environment_id": environment_id,
-                "jobs": jobs,
-                "count": len(jobs),
-            }
-            return self.ctx.cached_answer(snapshot, body)  # type: ignore[return-value]
+        snapshot = self.jobs_snapshot(project_id, environment_id)
         tracked = set(self.section.tracked_jobs) if self.section else set()
-        raw, stamp = await self.live(
+        # Listing the project's jobs is one page for most projects: it is the check and, when a job was added or
+        # changed since the snapshot, the answer.
+        raw, stamp, unreachable = await self.checked(
             "dbtcloud_list_jobs",
+            snapshot,
             lambda c: c.list_jobs(project_id, environment_id),
             {"project_id": project_id, "environment_id": environment_id},
         )
-        jobs = [lib.list_jobs_entry(lib.job_record(j, j.get("id") in tracked)) for j in raw]
+        if snapshot is not None:
+            kept = [
+                j
+                for j in snapshot.data.get("jobs") or []
+                if j.get("project_id") == project_id and environment_id in (None, j.get("environment_id"))
+            ]
+            if unreachable or lib.same_jobs(kept, raw or []):
+                jobs = [lib.list_jobs_entry(j) for j in kept]
+                body = {
+                    "project_id": project_id,
+                    "environment_id": environment_id,
+                    "jobs": jobs,
+                    "count": len(jobs),
+                }
+                return self.ctx.cached_answer(snapshot, body, stale_reason=unreachable)  # type: ignore[return-value]
+        jobs = [lib.list_jobs_entry(lib.job_record(j, j.get("id") in tracked)) for j in raw or []]
         return {
             "project_id": project_id,
             "environment_id": environment_id,
             "jobs": jobs,  # type: ignore[typeddict-item]
             "count": len(jobs),
-            "provenance": stamp,
+            "provenance": stamp,  # type: ignore[typeddict-item]
         }
+
+    def jobs_snapshot(self, project_id: int, environment_id: int | None) -> Snapshot | None:
+        """The job inventory snapshot when it holds every job the question asks about: the configured project,
+        and all its environments unless one is asked for (a snapshot of one environment never answers for all)."""
+        section = self.section
+        if section is None or section.project_id != project_id:
+            return None
+        snapshot = self.ctx.latest_or_none(JOBS_ASSET)
+        if snapshot is None or snapshot.data.get("project_id") != project_id:
+            return None
+        # snapshots written before it was recorded were taken with the configured environment
+        taken_with = snapshot.data.get("environment_id", section.environment_id)
+        return snapshot if taken_with in (None, environment_id) else None
 
     async def source_freshness(self, job_id: int) -> shapes.FreshnessAnswer:
         snapshot = self.ctx.latest_or_none(FRESHNESS_ASSET) if self.tracked(job_id) else None
-        if snapshot is not None:
-            entry = (snapshot.data.get("jobs") or {}).get(str(job_id))
+        entry = (snapshot.data.get("jobs") or {}).get(str(job_id)) if snapshot is not None else None
+        limit = self.section.recent_runs if self.section else 20
+
+        def fetch(client: DbtCloudClient) -> dict[str, Any] | None:
+            # The check: the job's newest completed run that may stand for it (one page of runs). The snapshot is
+            # current when that run is the one it read; otherwise the freshness is read from dbt Cloud.
+            if entry is not None:
+                runs = client.list_runs(job_id, limit=limit)
+                newest = next(
+                    (r for r in runs if r.get("status") in lib.TERMINAL and lib.canonical_run(r)), None
+                )
+                if newest is not None and newest.get("id") == entry.get("run_id"):
+                    return None
+            return latest_freshness(client, job_id, limit=limit)
+
+        found, stamp, unreachable = await self.checked(
+            "dbtcloud_get_source_freshness", snapshot, fetch, {"job_id": job_id}
+        )
+        if snapshot is not None and found is None:
             if entry is None:
                 raise ToolFailure(
                     "no_freshness_run", f"job {job_id} has no run with source freshness", job_id=job_id
                 )
-            return self.ctx.cached_answer(snapshot, {"job_id": job_id, **entry})  # type: ignore[return-value]
-        limit = self.section.recent_runs if self.section else 20
-        entry, stamp = await self.live(
-            "dbtcloud_get_source_freshness",
-            lambda c: latest_freshness(c, job_id, limit=limit),
-            {"job_id": job_id},
-        )
-        return {"job_id": job_id, **entry, "provenance": stamp}  # type: ignore[typeddict-item]
+            body = {"job_id": job_id, **entry}
+            return self.ctx.cached_answer(snapshot, body, stale_reason=unreachable)  # type: ignore[return-value]
+        return {"job_id": job_id, **found, "provenance": stamp}  # type: ignore[typeddict-item]
+
+
+def snapshot_run(snapshot: Snapshot | None, job_id: int, code: int | None) -> dict[str, Any] | None:
+    """The newest run of a job with that status in the `dbt_cloud_runs` snapshot."""
+    for record in snapshot.data.get("runs") or [] if snapshot is not None else []:
+        if record.get("job_id") == job_id and (code is None or record.get("status_code") == code):
+            return record
+    return None
+
+
+def same_run(record: dict[str, Any] | None, run: dict[str, Any] | None) -> bool:
+    """Whether dbt Cloud's newest matching run is the snapshot's, in the same state (none in both counts)."""
+    if record is None or run is None:
+        return record is None and run is None
+    return record.get("id") == run.get("id") and record.get("status_code") == run.get("status")
+
+
+def no_matching_run(job_id: int, status: str | None, where: str) -> ToolFailure:
+    return ToolFailure(
+        "no_matching_run",
+        f"job {job_id} has no run with status {status} {where}",
+        job_id=job_id,
+        status_filter=status,
+    )
 
 
 def latest_freshness(client: DbtCloudClient, job_id: int, limit: int = 20) -> dict[str, Any]:
@@ -280,7 +372,7 @@ def latest_freshness(client: DbtCloudClient, job_id: int, limit: int = 20) -> di
             "no_freshness_run", f"none of job {job_id}'s last {limit} runs wrote sources.json", job_id=job_id
         )
     run, artifact = found
-    return lib.freshness_entry(run, orjson.loads(artifact.content))
+    return lib.freshness_entry(run, parse_artifact(artifact.content, "sources"))
 
 
 def status_filter(status: str | None) -> int | None:

@@ -8,7 +8,7 @@ from fastmcp import Context
 from pydantic import Field
 
 from ade_platform.lib import dbt_cloud as lib
-from ade_platform.lib import paging
+from ade_platform.lib import json_query, paging
 from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, TRIGGER, tool
 from mcp_bridge.toolsets.dbt_cloud.service import DbtCloudService
@@ -87,14 +87,33 @@ class DbtCloudTools:
         ] = "Success",
     ) -> LastRunAnswer:
         """The most recent run of a job with the given status: whether it succeeded recently, when, why it ran.
-        Tracked jobs answer from Dagster's dbt_cloud_runs snapshot; others ask dbt Cloud."""
+        One call to dbt Cloud checks for the newest matching run: a tracked job answers from Dagster's
+        dbt_cloud_runs snapshot when it holds that run, from dbt Cloud otherwise; when dbt Cloud cannot be reached
+        the snapshot answers with provenance.stale and the reason."""
         return await self.service.last_run(job_id, status)
 
     @tool(READ_ONLY_OPEN_WORLD)
-    async def dbtcloud_fetch_artifact(self, run_id: RunId, artifact: ArtifactName) -> ArtifactAnswer:
-        """A dbt artifact (manifest, catalog, run_results, sources) of a dbt Cloud run. Inlined up to
-        dbt_cloud.max_artifact_bytes; a larger one comes as a summary plus the resource URI of the whole file."""
-        return await self.service.fetch_artifact(run_id, artifact)
+    async def dbtcloud_fetch_artifact(
+        self,
+        run_id: RunId,
+        artifact: ArtifactName,
+        query: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=json_query.MAX_EXPRESSION_CHARS,
+                description="A JMESPath expression (jmespath.org) evaluated on the artifact; its value comes back "
+                "as `result` instead of the whole file, e.g. 'nodes.\"model.shop.orders\".depends_on' or "
+                "\"results[?status!='success'].unique_id\".",
+            ),
+        ] = None,
+    ) -> ArtifactAnswer:
+        """A dbt artifact (manifest, catalog, run_results, sources) of a dbt Cloud run, its
+        metadata.dbt_schema_version checked. Inlined up to dbt_cloud.max_artifact_bytes; a larger one comes as a
+        summary (which says how to narrow) plus the resource URI of the whole file. With `query`, only the
+        expression's value, under the same cap. `dbt_tools` names the dbt-artifacts tools that answer from this
+        very file, when dbt_cloud.dbt_tools_job publishes it."""
+        return await self.service.fetch_artifact(run_id, artifact, query)
 
     async def run_artifact(self, run_id: str, name: str) -> str:
         return await self.service.artifact_text(run_id, name)
@@ -111,9 +130,10 @@ class DbtCloudTools:
         cursor: Cursor = None,
     ) -> JobsAnswer:
         """The project's jobs: steps, schedule, environment, docs and source freshness settings. The configured
-        project answers from Dagster's dbt_cloud_jobs snapshot. Paged (limit, cursor -> next_cursor;
-        docs/PAGING.md); name_pattern filters on the job name; count is the project's jobs, total the
-        filtered ones."""
+        project answers from Dagster's dbt_cloud_jobs snapshot when dbt Cloud lists the same jobs, unchanged (one
+        call checks), and when it holds every environment asked for; from dbt Cloud otherwise. The spec's list is
+        under `jobs`, paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the job
+        name; count is the project's jobs, total the filtered ones."""
         answer = await self.service.list_jobs(project_id, environment_id)
         named = paging.name_matcher(name_pattern)
         query = ("dbtcloud_list_jobs", project_id, environment_id, name_pattern)
@@ -135,9 +155,10 @@ class DbtCloudTools:
         cursor: Cursor = None,
     ) -> FreshnessAnswer:
         """Per-source freshness (pass/warn/error, newest load, age) from the sources.json of the most recent
-        completed run of a job that runs source freshness. Tracked jobs answer from Dagster's snapshot.
-        Paged (limit, cursor -> next_cursor; docs/PAGING.md); state filters on status, name_pattern on
-        table_name."""
+        completed run of a job that runs source freshness (an agent's steps-override runs aside). Tracked jobs
+        answer from Dagster's snapshot when that run is the one it read (one call checks); from dbt Cloud
+        otherwise. Paged (limit, cursor -> next_cursor; docs/PAGING.md); state filters on status,
+        name_pattern on table_name."""
         answer = await self.service.source_freshness(job_id)
         in_state, named = paging.state_matcher(state), paging.name_matcher(name_pattern)
         query = ("dbtcloud_get_source_freshness", job_id, state, name_pattern)

@@ -28,7 +28,7 @@ from ade_platform.lib.warehouse.names import schema_asset
 from ade_platform.store import SnapshotNotFound, StoreError, StoreReader
 from ade_platform.store.observations import latest_observation, observation_history
 from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets._dbt_inputs import derive
+from mcp_bridge.toolsets.dbt.inputs import derive
 
 
 class StoreVersions:

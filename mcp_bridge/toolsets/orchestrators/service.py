@@ -17,7 +17,13 @@ from ade_platform.clients.orchestrators import (
 from ade_platform.config import Settings
 from ade_platform.lib.orchestrators.logs import cap_log
 from ade_platform.lib.orchestrators.patterns import SIGNATURES, detect_patterns, detect_signatures
-from ade_platform.lib.orchestrators.runs import RunRecord, Status, normalize_status, summarize
+from ade_platform.lib.orchestrators.runs import (
+    RunRecord,
+    Status,
+    matches_status,
+    normalize_status,
+    summarize,
+)
 from ade_platform.lib.orchestrators.trigger_policy import check_conf, check_conf_schema, trigger_allowed
 from ade_platform.store import Snapshot
 from mcp_bridge.context import BridgeContext
@@ -52,11 +58,13 @@ class OrchestratorService:
         return value, stamp  # type: ignore[return-value]
 
     def last_run(self, dag_id: str, backend: str, status: str) -> shapes.LastRun:
-        wanted = None if status.lower() == "any" else status_filter(status)
+        latest = status.strip().lower() == "any"
+        if not latest:
+            status_filter(status)  # an unknown state is refused before any call
 
         def run() -> RunRecord | None:
             for record in self.client(backend).list_runs(dag_id, limit=RUN_SCAN_LIMIT):
-                if wanted is None or record["status"] == wanted or record["state"].lower() == status.lower():
+                if matches_status(record, status):
                     return record
             return None
 
@@ -64,12 +72,18 @@ class OrchestratorService:
             "orchestrator_get_last_run", {"dag_id": dag_id, "status": status, "backend": backend}, run
         )
         if record is None:
-            raise ToolFailure("no_matching_run", f"no run of {dag_id!r} on {backend} in state {status!r}")
+            raise ToolFailure(
+                "no_matching_run",
+                f"no run of {dag_id!r} on {backend} in state {status!r} among its newest {RUN_SCAN_LIMIT}",
+                dag_id=dag_id,
+                status_filter=status,
+                backend=backend,
+            )
         return self.ctx.observed(
             "orchestrator_get_last_run",
             {"dag_id": dag_id, **record, "backend": backend, "provenance": stamp},
             backend=backend,
-            latest=wanted is None,
+            latest=latest,
         )  # type: ignore[return-value]
 
     def trigger(self, dag_id: str, backend: str, conf: dict[str, Any] | None) -> shapes.Triggered:
@@ -100,7 +114,9 @@ class OrchestratorService:
             {"dag_id": dag_id, "run_id": run_id, "task_id": task_id, "backend": backend},
             lambda: self.client(backend).task_status(dag_id, run_id, task_id),
         )
-        return {"dag_id": dag_id, "run_id": run_id, **task, "backend": backend, "provenance": stamp}  # type: ignore[typeddict-item]
+        # task_id echoes the request on every backend (Prefect names a task run `<task>-<suffix>`)
+        body = {"dag_id": dag_id, "run_id": run_id, **task, "task_id": task_id, "backend": backend}
+        return {**body, "provenance": stamp}  # type: ignore[typeddict-item]
 
     def fetch_logs(self, dag_id: str, run_id: str, task_id: str, backend: str) -> shapes.Logs:
         capped, stamp = self.live_read(

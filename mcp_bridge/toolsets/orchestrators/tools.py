@@ -100,7 +100,8 @@ class OrchestratorTools:
     def orchestrator_get_task_status(
         self, dag_id: DagId, run_id: RunId, task_id: TaskId, backend: Backend
     ) -> TaskStatus:
-        """Status, timing, try number, retries allowed and pool of one task in a run.
+        """Status, timing, try number, attempts allowed (max_tries: the first try plus its retries, on every
+        backend) and pool of one task in a run; task_id is the one asked for.
 
         Use it to see which task of a failed run failed, and how long it ran.
         """
@@ -144,7 +145,7 @@ class OrchestratorTools:
         one whose compiled program would be too large as {"error": "pattern_too_complex"}. Long texts
         and groups are cut; a pattern with more matches than listed says truncated: true.
         With no patterns, the built-in signatures run and `matched_signatures` names those found, most
-        specific first.
+        specific first. The spec's list is under `results`.
         """
         return self.service.detect_patterns(log_text, patterns)
 

@@ -1,7 +1,9 @@
 """Typed output shapes of the toolsets: what an agent can read from a tool's outputSchema before calling it.
 
-Shapes are TypedDicts (total=False where a field is optional) and stay open to extra keys, so an answer that
-gains a field never turns into a client-side validation error. `Provenance` is part of every answer.
+Shapes are TypedDicts deriving from `OpenShape` (ade_platform/lib/shapes.py: open to extra keys, so an answer
+that gains a field never turns into a client-side validation error), `NotRequired` where a field is optional.
+`Provenance` is part of every answer. A tool names its shape in `@tool(..., answer=Shape)` or as its return
+annotation (mcp_bridge/toolsets/base.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,6 @@ from pydantic import TypeAdapter
 
 
 def schema_of(shape: Any) -> dict[str, Any]:
-    """The JSON schema of a TypedDict, for `@server.tool(output_schema=...)` where the tool returns a
-    ToolResult (whose own annotation says nothing about its structured content)."""
+    """The JSON schema of one TypedDict, as a tool publishes it (`batch.deferred_schemas_of` derives a toolset's
+    shapes together, the same schemas in one pass)."""
     return TypeAdapter(shape).json_schema(mode="serialization")

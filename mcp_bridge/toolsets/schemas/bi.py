@@ -6,21 +6,19 @@ an object with the list under a named key next to totals and provenance.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
-
-from typing_extensions import TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 # ---- bi_list_dashboards ------------------------------------------------------------------------------------
-class DashboardListItem(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DashboardListItem(OpenShape):
     dashboard_id: str
     title: str
     folder: str | None
@@ -31,16 +29,14 @@ class DashboardListItem(TypedDict):
 
 
 class DashboardList(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     tool: str
-    dashboards: list[DashboardListItem]
+    dashboards: Annotated[list[DashboardListItem], _spec_list("the accessible dashboards")]
     total: int
     provenance: Provenance
 
 
 # ---- bi_get_dashboard_elements -----------------------------------------------------------------------------
-class ElementOut(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ElementOut(OpenShape):
     element_id: str
     title: str | None
     element_type: str
@@ -55,17 +51,21 @@ class ElementOut(TypedDict):
     tables: list[TableRef]
     has_error: bool
     error_detail: str | None
+    # the dashboard's filters the tile is rendered with: filter name -> its default value (the health and row
+    # count tools run the tile so)
+    dashboard_filters: dict[str, Any]
 
 
 class DashboardElements(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     dashboard_id: str
     tool: str
     title: str
-    elements: list[ElementOut]
+    elements: Annotated[list[ElementOut], _spec_list("the dashboard's tiles")]
     element_count: int
     total: int
     errors_checked_at: str | None
+    # the dashboard changed after that health check: its has_error flags may describe tiles it no longer has
+    errors_stale: bool
     provenance: Provenance
 
 
@@ -77,14 +77,13 @@ class HealthAnswer(report.DashboardHealth):
 
 
 # ---- bi_verify_row_counts ----------------------------------------------------------------------------------
-class RowCountAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RowCountAnswer(OpenShape):
     dashboard_id: str
     tool: str
     title: str
     checked_at: str
     min_rows: int
-    elements: list[report.ElementRowCount]
+    elements: Annotated[list[report.ElementRowCount], _spec_list("one entry per tile that ran")]
     total_elements: int
     healthy_count: int
     failing_count: int
@@ -94,8 +93,7 @@ class RowCountAnswer(TypedDict):
 
 
 # ---- bi_run_look -------------------------------------------------------------------------------------------
-class LookAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LookAnswer(OpenShape):
     look_id: int
     title: str | None
     row_count: int

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
@@ -23,8 +23,7 @@ def _spec_list(what: str) -> Any:
 
 
 # ---- dbt_get_lineage -------------------------------------------------------------------------------------
-class LineageNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LineageNode(OpenShape):
     node_id: str
     resource_type: str | None
     name: str | None
@@ -39,7 +38,6 @@ LineageEdge = with_config(OPEN)(
 
 
 class LineageAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     root_node: str
     direction: Literal["upstream", "downstream"]
     depth: int | None
@@ -51,8 +49,7 @@ class LineageAnswer(Paged):
 
 
 # ---- dbt_get_blast_radius --------------------------------------------------------------------------------
-class AffectedNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class AffectedNode(OpenShape):
     node_id: str
     name: str
     resource_type: str
@@ -62,7 +59,6 @@ class AffectedNode(TypedDict):
 
 
 class BlastRadiusAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     node_id: str
     affected: Annotated[
         list[AffectedNode], _spec_list("every node downstream (seeds excluded), nearest first")
@@ -72,8 +68,7 @@ class BlastRadiusAnswer(Paged):
 
 
 # ---- dbt_get_model_tests ---------------------------------------------------------------------------------
-class ModelTest(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelTest(OpenShape):
     test_id: str
     test_name: str | None
     test_type: Annotated[
@@ -91,7 +86,6 @@ class ModelTest(TypedDict):
 
 
 class ModelTestsAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     model_name: str | None
     node_id: str
     tests: Annotated[list[ModelTest], _spec_list("the tests on the model; empty when it is untested")]
@@ -100,8 +94,7 @@ class ModelTestsAnswer(Paged):
 
 
 # ---- dbt_get_failed_models -------------------------------------------------------------------------------
-class RunNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunNode(OpenShape):
     node_id: str
     name: str
     resource_type: str
@@ -115,10 +108,9 @@ class RunNode(TypedDict):
     failures: NotRequired[int]
 
 
-class DbtInvocationInfo(TypedDict):
+class DbtInvocationInfo(OpenShape):
     """One dbt invocation as dbt's own log (`<project>/logs/dbt.log`) reports it."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     invocation_id: str | None
     command: Annotated[str | None, Field(description='"build", "run", "test", "source freshness", ...')]
     status: Annotated[
@@ -144,7 +136,6 @@ class DbtInvocationInfo(TypedDict):
 
 
 class FailedModelsAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str | None
     command: str | None
     run_started_at: str | None
@@ -166,8 +157,7 @@ class FailedModelsAnswer(Paged):
 
 
 # ---- dbt_detect_silent_skip ------------------------------------------------------------------------------
-class PatternCheck(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PatternCheck(OpenShape):
     pattern: str
     expected_match_count: int
     actual_match_count: int
@@ -180,8 +170,7 @@ class PatternCheck(TypedDict):
     ]
 
 
-class SilentSkipAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SilentSkipAnswer(OpenShape):
     patterns: Annotated[list[PatternCheck], _spec_list("one entry per expected pattern")]
     all_satisfied: bool
     missing_total: int
@@ -190,8 +179,7 @@ class SilentSkipAnswer(TypedDict):
 
 
 # ---- dbt_get_schema --------------------------------------------------------------------------------------
-class SchemaColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaColumn(OpenShape):
     column_name: str | None
     data_type: str | None
     comment: str | None
@@ -199,8 +187,7 @@ class SchemaColumn(TypedDict):
     tags: NotRequired[list[str]]
 
 
-class SchemaAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaAnswer(OpenShape):
     model_name: str | None
     node_id: str
     source: Literal["manifest", "catalog"]
@@ -226,8 +213,7 @@ class SchemaAnswer(TypedDict):
 
 
 # ---- dbt_scan_pii_risk -----------------------------------------------------------------------------------
-class PiiFinding(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PiiFinding(OpenShape):
     model_name: str
     node_id: str
     resource_type: str
@@ -242,7 +228,6 @@ class PiiFinding(TypedDict):
 
 
 class PiiAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     findings: Annotated[
         list[PiiFinding], _spec_list("columns that look personal, riskiest and untagged first")
     ]
@@ -254,8 +239,7 @@ class PiiAnswer(Paged):
 
 
 # ---- dbt_get_source_freshness ----------------------------------------------------------------------------
-class SourceFreshness(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceFreshness(OpenShape):
     source_name: str | None
     table_name: str | None
     unique_id: str
@@ -271,7 +255,6 @@ class SourceFreshness(TypedDict):
 
 
 class SourceFreshnessAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     generated_at: str | None
     elapsed_seconds: float | None
     sources: list[SourceFreshness]
@@ -282,16 +265,14 @@ class SourceFreshnessAnswer(Paged):
 
 
 # ---- dbt_find_select_star --------------------------------------------------------------------------------
-class StarOccurrence(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class StarOccurrence(OpenShape):
     scope: Literal["final", "cte", "subquery"]
     cte_name: str | None
     qualifier: str | None
     selects_from: list[str]
 
 
-class SelectStarModel(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SelectStarModel(OpenShape):
     model_name: str | None
     node_id: str
     schema: str | None
@@ -305,7 +286,6 @@ class SelectStarModel(TypedDict):
 
 
 class SelectStarAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[list[SelectStarModel], _spec_list("models that select a star, propagating ones first")]
     total: int
     propagating_total: int
@@ -313,8 +293,7 @@ class SelectStarAnswer(Paged):
 
 
 # ---- dbt_get_column_lineage ------------------------------------------------------------------------------
-class UpstreamColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class UpstreamColumn(OpenShape):
     node_id: str | None
     name: str | None
     relation: str
@@ -322,8 +301,7 @@ class UpstreamColumn(TypedDict):
     transformation: Literal["direct", "derived"]
 
 
-class ColumnLineageAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ColumnLineageAnswer(OpenShape):
     node_id: str
     model_name: str | None
     column_name: str
@@ -336,8 +314,7 @@ class ColumnLineageAnswer(TypedDict):
 
 
 # ---- dbt-project: fs_* -----------------------------------------------------------------------------------
-class ModelSqlAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ModelSqlAnswer(OpenShape):
     model_name: str
     node_id: str | None
     compiled: bool
@@ -352,24 +329,21 @@ class ModelSqlAnswer(TypedDict):
     provenance: Provenance
 
 
-class YamlFileAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class YamlFileAnswer(OpenShape):
     file_path: str
     content: Annotated[Any, Field(description="The parsed YAML.")]
     last_modified: str
     provenance: Provenance
 
 
-class ProjectConfigAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ProjectConfigAnswer(OpenShape):
     file_path: str
     content: Annotated[dict[str, Any], Field(description="dbt_project.yml, parsed; Jinja left as written.")]
     last_modified: str
     provenance: Provenance
 
 
-class ProjectModel(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ProjectModel(OpenShape):
     model_name: str | None
     file_path: str | None
     node_id: NotRequired[str]
@@ -381,7 +355,6 @@ class ProjectModel(TypedDict):
 
 
 class ModelListAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     models: Annotated[
         list[ProjectModel],
         _spec_list(
@@ -392,8 +365,7 @@ class ModelListAnswer(Paged):
     provenance: Provenance
 
 
-class Reference(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Reference(OpenShape):
     model_name: str
     file_path: str
     reference_type: Annotated[str, Field(description="ref or source")]
@@ -402,7 +374,6 @@ class Reference(TypedDict):
 
 
 class ReferencesAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     references: Annotated[list[Reference], _spec_list("one entry per ref() or source() call found")]
     total: int
     provenance: Provenance

@@ -6,18 +6,16 @@ content is dbt's own JSON, kept as an object.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from typing_extensions import TypedDict
-
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 # ---- dbtcloud_trigger_job ----------------------------------------------------------------------------------
-class TriggerAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TriggerAnswer(OpenShape):
     run_id: int
     job_id: int
     status: str
@@ -29,8 +27,7 @@ class TriggerAnswer(TypedDict):
 
 
 # ---- dbtcloud_poll_run -------------------------------------------------------------------------------------
-class StepAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class StepAnswer(OpenShape):
     index: int | None
     name: str
     status: str
@@ -39,8 +36,7 @@ class StepAnswer(TypedDict):
     duration_seconds: float | None
 
 
-class PollAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class PollAnswer(OpenShape):
     run_id: int
     job_id: int | None
     status: str
@@ -57,8 +53,7 @@ class PollAnswer(TypedDict):
 
 
 # ---- dbtcloud_get_last_run ---------------------------------------------------------------------------------
-class LastRunAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LastRunAnswer(OpenShape):
     run_id: int
     job_id: int
     status: str
@@ -76,22 +71,25 @@ class LastRunAnswer(TypedDict):
 
 
 # ---- dbtcloud_fetch_artifact -------------------------------------------------------------------------------
-class ArtifactAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ArtifactAnswer(OpenShape):
     artifact: str
     run_id: int
     fetched_at: str
     size_bytes: int
     truncated: bool
     content: dict[str, Any] | None
+    # the JMESPath expression asked for and its value on the artifact (null without one, or over the cap)
+    query: str | None
+    result: Any
     summary: dict[str, Any] | None
     resource_uri: str
+    # the dbt-artifacts tools that answer from this very file (dbt_cloud.dbt_tools_job); empty when none does
+    dbt_tools: list[str]
     provenance: Provenance
 
 
 # ---- dbtcloud_list_jobs ------------------------------------------------------------------------------------
-class JobEntry(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class JobEntry(OpenShape):
     job_id: int
     name: str | None
     environment_id: int | None
@@ -105,18 +103,16 @@ class JobEntry(TypedDict):
 
 
 class JobsAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     project_id: int
     environment_id: int | None
-    jobs: list[JobEntry]
+    jobs: Annotated[list[JobEntry], _spec_list("the project's jobs")]
     count: int
     total: int
     provenance: Provenance
 
 
 # ---- dbtcloud_get_source_freshness -------------------------------------------------------------------------
-class SourceFreshness(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceFreshness(OpenShape):
     unique_id: str
     source_name: str | None
     table_name: str | None
@@ -128,7 +124,6 @@ class SourceFreshness(TypedDict):
 
 
 class FreshnessAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     job_id: int
     run_id: int
     run_status: str

@@ -8,31 +8,28 @@ from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
 from ade_platform.lib.lineage.conditions import CAUSES
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 
 Cause = Literal[CAUSES]  # type: ignore[valid-type]
 
 
-class JoinedAsset(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class JoinedAsset(OpenShape):
     asset: str
     version: str
     materialized_at: str
     age_seconds: float
 
 
-class LiveStamp(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LiveStamp(OpenShape):
     run_id: Annotated[str, Field(description="The audited Dagster run of the live probes.")]
     elapsed_ms: float
     budget_ms: float
 
 
-class LineageProvenance(TypedDict):
+class LineageProvenance(OpenShape):
     """The graph snapshot the answer walked, every run-level snapshot it joined, and the live probes."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     source: Annotated[
         Literal["cache", "live"],
         Field(description="live: the symptom and the nearest hops were probed now; cache: snapshots only."),
@@ -50,8 +47,7 @@ class LineageProvenance(TypedDict):
     live: NotRequired[LiveStamp]
 
 
-class TraceNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TraceNode(OpenShape):
     id: Annotated[str, Field(description="<system>:<kind>:<key>")]
     kind: str
     name: str | None
@@ -84,7 +80,6 @@ TraceEdge = with_config(OPEN)(
 
 
 class TraceAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     start: str
     direction: str
     nodes: list[TraceNode]
@@ -98,8 +93,7 @@ class TraceAnswer(Paged):
     provenance: LineageProvenance
 
 
-class Onset(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Onset(OpenShape):
     first_seen_at: Annotated[str | None, Field(description="First record of the current run that shows it.")]
     last_absent_at: Annotated[
         str | None, Field(description="The newest record before it where it did not hold.")
@@ -108,8 +102,7 @@ class Onset(TypedDict):
     from_: Annotated[str, Field(alias="from", description="live, or the asset whose history dated it.")]
 
 
-class EvidenceSource(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class EvidenceSource(OpenShape):
     source: Annotated[
         Literal["live", "cache", "observation", "git", "none"],
         Field(
@@ -124,8 +117,7 @@ class EvidenceSource(TypedDict):
     age_seconds: NotRequired[float]
 
 
-class CauseEntry(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class CauseEntry(OpenShape):
     rank: int
     cause: Cause
     node: str
@@ -150,14 +142,12 @@ class CauseEntry(TypedDict):
     ]
 
 
-class SymptomOnset(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SymptomOnset(OpenShape):
     failing_since: str | None
     last_healthy_at: str | None
 
 
-class Symptom(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Symptom(OpenShape):
     node: str
     name: str | None
     kind: str | None
@@ -177,8 +167,7 @@ class Symptom(TypedDict):
     tiles: NotRequired[list[dict[str, Any]]]
 
 
-class LiveReport(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LiveReport(OpenShape):
     elapsed_ms: float
     not_reached: Annotated[
         list[dict[str, Any]], Field(description="Probes the budget (lineage.live_budget_ms) did not reach.")
@@ -186,8 +175,7 @@ class LiveReport(TypedDict):
     failed: Annotated[list[dict[str, Any]], Field(description="Probes that could not read (error code).")]
 
 
-class IncidentAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class IncidentAnswer(OpenShape):
     symptom: Symptom
     causes: list[CauseEntry]
     verdict: str
@@ -201,8 +189,7 @@ class IncidentAnswer(TypedDict):
     provenance: LineageProvenance
 
 
-class ChangeEvent(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ChangeEvent(OpenShape):
     at: Annotated[str | None, Field(description="When it happened (or was first recorded).")]
     kind: Annotated[
         str,
@@ -218,7 +205,6 @@ class ChangeEvent(TypedDict):
 
 
 class WhatChangedAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     start: str
     since: str
     events: list[ChangeEvent]

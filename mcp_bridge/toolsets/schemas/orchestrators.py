@@ -6,27 +6,24 @@ backend and provenance; where the spec returns a list, the answer is an object w
 
 from __future__ import annotations
 
-from typing import Any
-
-from typing_extensions import TypedDict
+from typing import Annotated, Any
 
 from ade_platform.clients.orchestrators import TaskRecord
 from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 class LastRun(RunRecord):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     backend: str
     provenance: Provenance
 
 
-class Triggered(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Triggered(OpenShape):
     dag_id: str
     run_id: str
     state: str
@@ -36,16 +33,14 @@ class Triggered(TypedDict):
     provenance: Provenance
 
 
-class TaskStatus(TaskRecord):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TaskStatus(TaskRecord, OpenShape):
     dag_id: str
     run_id: str
     backend: str
     provenance: Provenance
 
 
-class Logs(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Logs(OpenShape):
     dag_id: str
     run_id: str
     task_id: str
@@ -56,16 +51,14 @@ class Logs(TypedDict):
     provenance: Provenance
 
 
-class DetectedPatterns(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
-    results: list[PatternResult]
+class DetectedPatterns(OpenShape):
+    results: Annotated[list[PatternResult], _spec_list("one entry per pattern or signature that matched")]
     patterns_checked: int
     builtin_signatures: bool
     matched_signatures: list[str]
 
 
 class RunHistory(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     dag_id: str
     lookback_days: int
     runs: list[HistoryRun]

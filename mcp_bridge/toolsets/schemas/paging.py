@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from typing_extensions import TypedDict
 
 from ade_platform.lib.paging import DEFAULT_LIMIT, MAX_LIMIT
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 Limit = Annotated[
     int | None,
@@ -76,20 +75,18 @@ Detail = Annotated[
 ]
 
 
-class Paged(TypedDict):
+class Paged(OpenShape):
     """The contract's answer fields, inherited by every paged answer shape."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     next_cursor: Annotated[
         str | None, Field(description="Pass as cursor for the next page; null on the last page.")
     ]
     truncated: Annotated[bool, Field(description="True when more items follow (next_cursor is set).")]
 
 
-class GraphSummary(TypedDict):
+class GraphSummary(OpenShape):
     """A graph's size before its nodes: how many nodes per hop distance and per kind."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     nodes_per_depth: dict[str, int]
     nodes_per_kind: dict[str, int]
     total_nodes: int

@@ -10,35 +10,28 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
-from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 
 
-class SnapshotRef(TypedDict):
+class SnapshotRef(OpenShape):
     """Another store snapshot the answer was computed from."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     asset: str
     version: str
     materialized_at: str
 
 
-class ObservationRef(TypedDict):
+class ObservationRef(OpenShape):
     """A live observation (any agent's live read) the answer used in place of an older snapshot."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     key: str
     source: Annotated[str, Field(description="The live tool that observed it.")]
     observed_at: str
 
 
-class Provenance(TypedDict):
+class Provenance(OpenShape):
     """Where the answer came from and how old it is."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     source: Annotated[
         str,

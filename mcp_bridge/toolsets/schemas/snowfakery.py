@@ -11,17 +11,15 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, Field
-from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.snowflake import LiveProvenance
 
 
-class RecipeProblem(TypedDict):
+class RecipeProblem(OpenShape):
     """An error or warning about a recipe (the spec's `{message, filename, line, column?, kind}`)."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     kind: str
     message: str
     filename: str | None
@@ -30,8 +28,7 @@ class RecipeProblem(TypedDict):
 
 
 # -- catalog ---------------------------------------------------------------------------------------------
-class Limits(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Limits(OpenShape):
     max_reps: int
     max_target_count: int
     max_rows: int
@@ -42,8 +39,7 @@ class Limits(TypedDict):
     max_memory_mb: int
 
 
-class Capabilities(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Capabilities(OpenShape):
     snowfakery_version: str
     output_formats: list[str]
     graphviz_available: bool
@@ -53,25 +49,23 @@ class Capabilities(TypedDict):
     allow_network: bool
     allowed_plugins: list[str]
     content: dict[str, Literal["bundled", "docs_dir"]]
+    discovery: dict[str, str]
 
 
-class ExampleItem(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ExampleItem(OpenShape):
     name: str
     description: str
     uri: str
 
 
 class ExampleList(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     examples: list[ExampleItem]
     count: int
     total: int
     source: Literal["bundled", "docs_dir"]
 
 
-class ExampleProvenance(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ExampleProvenance(OpenShape):
     source: Literal["bundled", "docs_dir"]
     path: str
 
@@ -81,15 +75,13 @@ class ExampleAnswer(ExampleItem):
     provenance: ExampleProvenance
 
 
-class SchemaAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaAnswer(OpenShape):
     schema: dict[str, Any]
     uri: str
     source: Literal["bundled", "docs_dir"]
 
 
-class DocHit(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DocHit(OpenShape):
     doc: str
     uri: str
     heading: str
@@ -100,7 +92,6 @@ class DocHit(TypedDict):
 
 
 class DocSearch(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     query: str
     results: list[DocHit]
     count: int
@@ -108,18 +99,16 @@ class DocSearch(Paged):
 
 
 # -- validation and analysis ------------------------------------------------------------------------------
-class Checks(TypedDict):
+class Checks(OpenShape):
     """Which checks ran: YAML, the JSON schema, the server's policy, then Snowfakery's own validator."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     yaml: bool
     schema: bool
     policy: bool
     snowfakery: Literal["validate_only+strict_mode", "parse"] | None
 
 
-class Validation(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Validation(OpenShape):
     recipe: str
     valid: bool
     errors: list[RecipeProblem]
@@ -127,14 +116,12 @@ class Validation(TypedDict):
     checks: Checks
 
 
-class Located(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Located(OpenShape):
     filename: str | None
     line: int | None
 
 
-class FieldInfo(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class FieldInfo(OpenShape):
     name: Any
     kind: str
     hidden: bool
@@ -186,10 +173,9 @@ class Risk(Located):
     message: str
 
 
-class Analysis(TypedDict):
+class Analysis(OpenShape):
     """The static model of a recipe; a recipe that is not valid YAML (or not a list) has `errors` only."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     recipe: str
     valid_yaml: bool
     errors: list[RecipeProblem]
@@ -205,8 +191,7 @@ class Analysis(TypedDict):
     policy_problems: NotRequired[list[RecipeProblem]]
 
 
-class FormatAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class FormatAnswer(OpenShape):
     recipe: str
     formatted_text: str
     changed: bool
@@ -214,15 +199,13 @@ class FormatAnswer(TypedDict):
 
 
 # -- runs ---------------------------------------------------------------------------------------------------
-class TableDependency(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TableDependency(OpenShape):
     from_table: str
     field: str
     to_table: str
 
 
-class RunSummary(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RunSummary(OpenShape):
     row_counts: dict[str, int]
     total_rows: int
     reps: int | None
@@ -232,18 +215,16 @@ class RunSummary(TypedDict):
     elapsed_seconds: float | None
 
 
-class CsvFile(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class CsvFile(OpenShape):
     name: str
     uri: str
     rows: NotRequired[int]
 
 
-class RunAnswer(TypedDict):
+class RunAnswer(OpenShape):
     """A run (`run_id` set) or, with validate_only, the validation verdict (`run_id` null). Update mode adds
     `update_input_file`: the workspace CSV the run read."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     run_id: str | None
     recipe: str
     output_format: NotRequired[str]
@@ -266,8 +247,7 @@ class RunAnswer(TypedDict):
     checks: NotRequired[Checks]
 
 
-class DiagramAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DiagramAnswer(OpenShape):
     run_id: str
     format: str
     diagram_uri: str
@@ -277,8 +257,7 @@ class DiagramAnswer(TypedDict):
     resources: list[str]
 
 
-class MappingAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class MappingAnswer(OpenShape):
     run_id: str
     mapping_yaml: str
     truncated: bool
@@ -288,26 +267,23 @@ class MappingAnswer(TypedDict):
 
 
 # -- explain_errors ---------------------------------------------------------------------------------------
-class SourceLocation(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SourceLocation(OpenShape):
     filename: str | None
     line: int | None
     column: NotRequired[int]
 
 
-class SuggestedFix(TypedDict):
+class SuggestedFix(OpenShape):
     """The smallest change: on `line`, `before` becomes `after` (both null when no edit can be derived,
     then `description` says what to do)."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     description: str
     line: int | None
     before: str | None
     after: str | None
 
 
-class Explanation(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Explanation(OpenShape):
     kind: str
     message: str
     location: SourceLocation
@@ -317,12 +293,38 @@ class Explanation(TypedDict):
     source_line: str | None
 
 
-class ErrorExplanations(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ErrorExplanations(OpenShape):
     recipe: str
     valid: bool
     explanations: list[Explanation]
     checks: Checks
+
+
+# -- draft_recipe -------------------------------------------------------------------------------------------------
+class DraftError(OpenShape):
+    kind: str
+    message: str
+    line: int | None
+    rule: str | None
+    fix: str | None
+
+
+class DraftRound(OpenShape):
+    """One draft from the client's model and the server's verdict on it."""
+
+    round: int
+    valid: bool
+    recipe_text: str
+    errors: list[DraftError]
+
+
+class DraftAnswer(OpenShape):
+    valid: bool
+    recipe_text: str
+    rounds: list[DraftRound]
+    round_count: int
+    stopped: Literal["valid", "max_rounds"]
+    next: str
 
 
 # -- inputs ---------------------------------------------------------------------------------------------------

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired
 
-from pydantic import ConfigDict, with_config
+from pydantic import with_config
 from typing_extensions import TypedDict
 
+from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 
-OPEN = ConfigDict(extra="allow")
 Row = dict[str, Any]
 
 
-class LiveProvenance(TypedDict):
+class LiveProvenance(OpenShape):
     """`LiveResult.stamp()`: the audited Dagster run that produced the answer."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     source: str
     run_id: str
     elapsed_ms: float
@@ -35,8 +34,7 @@ class Provenance(LiveProvenance):
     environment: str | None
 
 
-class ObjectRef(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ObjectRef(OpenShape):
     objectType: str
     objectName: str
     database: str | None
@@ -51,21 +49,19 @@ class DdlAnswer(ObjectRef):
 
 
 # -- execute_sql / execute_scalar ------------------------------------------------------------------------
-class ResultColumn(TypedDict):
+class ResultColumn(OpenShape):
     """A result column: name and type; DATA answers add the null percentage (null when withheld)."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     name: str
     type: str
     null_percentage: NotRequired[float | None]
 
 
-class QueryAnswer(TypedDict):
+class QueryAnswer(OpenShape):
     """METADATA: `columns` are names and `rows` the (filtered) rows; SCALAR: typed `columns` and the values;
     DATA: `columns` with types and null percentages, `row_count`, never a row. `_queryType` / `_rowCount`
     are the spec's names for `classification` (lower case) / `row_count`."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     classification: Literal["METADATA", "SCALAR", "DATA", "WRITE"]
     reasons: list[str]
     redacted: bool
@@ -97,7 +93,6 @@ class ScalarAnswer(QueryAnswer):
 
 # -- discovery -----------------------------------------------------------------------------------------------
 class ObjectList(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     objectType: str
     objects: list[Row]
     count: int
@@ -105,16 +100,14 @@ class ObjectList(Paged):
     provenance: Provenance
 
 
-class ObjectDescription(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ObjectDescription(OpenShape):
     object: ObjectRef
     metadata: list[Row]
     provenance: Provenance
 
 
 # -- lineage -----------------------------------------------------------------------------------------------
-class LineageNode(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class LineageNode(OpenShape):
     name: str
     direction: Literal["upstream", "downstream"]
     distance: int
@@ -124,10 +117,9 @@ class LineageNode(TypedDict):
 Edge = with_config(OPEN)(TypedDict("Edge", {"from": str, "to": str}))  # `from` is a Python keyword
 
 
-class DependencyRow(TypedDict):
+class DependencyRow(OpenShape):
     """One edge in the row shape of SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES (the spec's `lineage`)."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     REFERENCED_DATABASE: str | None
     REFERENCED_SCHEMA: str | None
     REFERENCED_OBJECT_NAME: str | None
@@ -151,8 +143,7 @@ class LineageAnswer(ObjectRef, Paged):
     provenance: Provenance
 
 
-class Dependency(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class Dependency(OpenShape):
     name: str
     type: str
     REFERENCE_OBJECT_NAME: str
@@ -168,18 +159,16 @@ class DependenciesAnswer(ObjectRef, Paged):
 
 
 # -- sync and DDL --------------------------------------------------------------------------------------------
-class SyncResult(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SyncResult(OpenShape):
     type: str
     name: str
     path: str
     status: Literal["synced"]
 
 
-class SyncAnswer(TypedDict):
+class SyncAnswer(OpenShape):
     """The spec's `synced` / `results`, with what changed on disk and the repository index file."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     synced: int
     written: int
     unchanged: int
@@ -193,8 +182,7 @@ class SyncAnswer(TypedDict):
     provenance: LiveProvenance
 
 
-class StalenessAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class StalenessAnswer(OpenShape):
     isStale: bool
     objectName: str
     objectType: str
@@ -206,10 +194,9 @@ class StalenessAnswer(TypedDict):
     provenance: Provenance
 
 
-class DdlResult(TypedDict):
+class DdlResult(OpenShape):
     """execute_ddl: the spec's `success`, the statement verb and the objects it touched; never rows."""
 
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     success: bool
     statement: str
     objects: list[str]

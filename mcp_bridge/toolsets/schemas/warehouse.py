@@ -11,13 +11,12 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
-from ade_platform.lib.shapes import OPEN
+from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
-class ExecuteAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ExecuteAnswer(OpenShape):
     rows: list[dict[str, Any]]
     row_count: int
     columns: list[str]
@@ -36,10 +35,8 @@ class ExecuteAnswer(TypedDict):
 
 
 # ---- warehouse_get_schema --------------------------------------------------------------------------------
-class WarehouseColumn(TypedDict):
+class WarehouseColumn(OpenShape):
     """One row of INFORMATION_SCHEMA.COLUMNS."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     column_name: str
     ordinal_position: int | None
@@ -51,18 +48,15 @@ class WarehouseColumn(TypedDict):
     numeric_scale: int | None
 
 
-class SchemaTable(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class SchemaTable(OpenShape):
     table_name: str
     table_type: str | None
     columns: list[WarehouseColumn]
     column_count: int
 
 
-class WarehouseSchemaAnswer(TypedDict):
+class WarehouseSchemaAnswer(OpenShape):
     """One table (table_name set: `columns`), or every table of the schema (table_name null: `tables`)."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     database: str | None
     schema: str
@@ -84,34 +78,29 @@ class WarehouseSchemaAnswer(TypedDict):
 
 
 # ---- warehouse_detect_schema_drift -----------------------------------------------------------------------
-class Since(TypedDict):
+class Since(OpenShape):
     """The first schema snapshot (or "live") that shows the change."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     first_seen_version: str
     first_seen_at: str
     at_or_before: Annotated[bool, Field(description="Even the oldest retained snapshot shows it.")]
 
 
-class AddedColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class AddedColumn(OpenShape):
     column_name: str
     data_type: str | None
     note: str
     since: NotRequired[Since]
 
 
-class RemovedColumn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class RemovedColumn(OpenShape):
     column_name: str
     declared_type: str | None
     note: str
     since: NotRequired[Since]
 
 
-class TypeChange(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class TypeChange(OpenShape):
     column_name: str
     manifest_type: str | None
     warehouse_type: str | None
@@ -124,14 +113,12 @@ class TypeChange(TypedDict):
 Rename = with_config(OPEN)(TypedDict("Rename", {"from": str, "to": str}))  # `from` is a Python keyword
 
 
-class DeclaredIn(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DeclaredIn(OpenShape):
     asset: str
     version: str
 
 
-class DriftAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DriftAnswer(OpenShape):
     model_name: str
     unique_id: str
     relation: str
@@ -151,8 +138,7 @@ class DriftAnswer(TypedDict):
 
 
 # ---- warehouse_check_freshness ---------------------------------------------------------------------------
-class FreshnessAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class FreshnessAnswer(OpenShape):
     table_name: str
     timestamp_column: str
     max_timestamp: str | None
@@ -168,8 +154,7 @@ class FreshnessAnswer(TypedDict):
 
 
 # ---- warehouse_get_query_history -------------------------------------------------------------------------
-class HistoryEntry(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class HistoryEntry(OpenShape):
     query_id: str | None
     query_text_truncated: Annotated[str, Field(description="At most 500 characters, literals stripped.")]
     user_name: Any
@@ -182,7 +167,6 @@ class HistoryEntry(TypedDict):
 
 
 class QueryHistoryAnswer(Paged):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
     queries: list[HistoryEntry]
     total_returned: Annotated[int, Field(description="Queries on this page.")]
     total: NotRequired[Annotated[int, Field(description="Queries found; absent when 1000 or more.")]]
@@ -192,8 +176,7 @@ class QueryHistoryAnswer(Paged):
 
 
 # ---- warehouse_explain_query -----------------------------------------------------------------------------
-class ExplainAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class ExplainAnswer(OpenShape):
     plan_text: str
     estimated_bytes_scanned: int | None
     estimated_cost_credits: float | None
@@ -203,17 +186,14 @@ class ExplainAnswer(TypedDict):
 
 
 # ---- warehouse_detect_duplicates -------------------------------------------------------------------------
-class DuplicateSample(TypedDict):
+class DuplicateSample(OpenShape):
     """The key columns' values (one field per key column), how often that key occurs, and one of its rows."""
-
-    __pydantic_config__ = OPEN  # type: ignore[misc]
 
     occurrence_count: int
     sample_row: dict[str, Any]
 
 
-class DuplicatesAnswer(TypedDict):
-    __pydantic_config__ = OPEN  # type: ignore[misc]
+class DuplicatesAnswer(OpenShape):
     table_name: str
     key_columns: list[str]
     total_rows: int

@@ -1,6 +1,7 @@
 """Resources of the snowfakery toolset (spec section 7).
 
-Static: the recipe JSON schema, the docs pages, the examples list and each example. Dynamic: the
+Static: the recipe JSON schema, the docs pages, the examples list and each example, and the discovery
+catalogues (Faker providers, allowed plugins, output formats: lib/snowfakery/catalog.py). Dynamic: the
 artifacts of each kept run under snowfakery://runs/<run_id>/ (recipe, stdout, output.json, output.sql,
 csv/ and its files, diagram.<format>, continuation.yml, mapping.yml).
 """
@@ -14,6 +15,7 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ResourceError
 from fastmcp.resources import ResourceContent, ResourceResult
 
+from ade_platform.lib.snowfakery.catalog import DISCOVERY
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, example_item
 
@@ -80,6 +82,19 @@ def register(server: FastMCP, services: ServiceHolder) -> None:
             raise ResourceError(f"no example {name!r}; see snowfakery://examples/list")
         return found.path.read_text(encoding="utf-8")
 
+    catalogues = {
+        "providers": "Every Faker provider method (default locale) with its `fake:` spelling and an example "
+        "value, plus the names Snowfakery adds.",
+        "plugins": "The plugins recipes may declare on this server (allow-listed) with their functions and how "
+        "to call them; the standard ones refused here, and why.",
+        "formats": "Output formats of run_recipe/render_diagram: what each writes, what it needs, whether it is "
+        "available here.",
+    }
+    for part, description in catalogues.items():
+        server.resource(
+            DISCOVERY[part], name=f"catalog-{part}", description=description, mime_type="application/json"
+        )(_catalog_reader(services, part))
+
     artifacts = {
         "recipe": ("The recipe text of a run.", "application/yaml"),
         "stdout": ("The text (txt) output of a run.", "text/plain"),
@@ -124,6 +139,14 @@ def _bind(reader: Any, page: str) -> Any:
         return reader(page)
 
     read.__name__ = f"docs_{page}"
+    return read
+
+
+def _catalog_reader(services: ServiceHolder, part: str) -> Any:
+    def read() -> str:
+        return json.dumps(services.get().catalog(part), indent=1)
+
+    read.__name__ = f"catalog_{part}"
     return read
 
 

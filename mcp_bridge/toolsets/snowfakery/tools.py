@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from fastmcp import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -18,6 +19,7 @@ from mcp_bridge.toolsets.schemas.snowfakery import (
     Capabilities,
     DiagramAnswer,
     DocSearch,
+    DraftAnswer,
     ErrorExplanations,
     ExampleAnswer,
     ExampleList,
@@ -465,3 +467,32 @@ class SnowfakeryTools:
                 options=options,
                 plugin_options=plugin_options,
             )
+
+    @tool(SANDBOXED)
+    async def draft_recipe(
+        self,
+        description: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=4000, description="The data wanted: objects, relationships, volume."
+            ),
+        ],
+        ctx: Context,
+        target_schema: Annotated[
+            str | None,
+            Field(
+                max_length=20_000, description="Tables and columns the rows must fit (DDL, JSON or prose)."
+            ),
+        ] = None,
+        max_rounds: Annotated[int, Field(ge=1, le=5, description="Drafts to ask for at most.")] = 3,
+    ) -> DraftAnswer:
+        """Draft a recipe with the client's model (MCP sampling); the server validates each draft and sends the
+        explain_errors findings back until one is valid or max_rounds is reached.
+
+        Returns valid, recipe_text (the last draft) and rounds [{round, valid, recipe_text, errors}]. Nothing
+        runs: drafts are only validated. Needs a client that supports sampling (session-based MCP); otherwise
+        error sampling_unavailable: use the author_recipe prompt.
+        """
+        from mcp_bridge.toolsets.snowfakery.drafting import draft_recipe
+
+        return await draft_recipe(self.services, ctx, description, target_schema, max_rounds)

@@ -1,4 +1,5 @@
-"""Per-bridge state of the snowflake toolset: runners per connection, the guard catalog.
+"""What the snowflake tools do: per-bridge state (runners per connection, the guard catalog), every call as an
+audited live run, and the sync, staleness and DDL work of the tools that write.
 
 A SnowflakeError is the structured error as it is (the gateway middleware maps it, with the spec's E-code)."""
 
@@ -11,8 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ade_platform.config import SnowflakeSettings
+from ade_platform.lib.snowflake.ddl import ddl_hash
 from ade_platform.lib.snowflake.errors import SnowflakeError
-from ade_platform.store import StoreError
+from ade_platform.lib.snowflake.sync import SyncOptions, collect, read_index, write_repository
+from ade_platform.store import StoreError, StoreWriter
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 
@@ -138,3 +141,123 @@ class SnowflakeRuntime:
             **result.value,
             "provenance": {**result.stamp(), "connection": name, "environment": environment},
         }
+
+    # ---- the tools that write: the DDL repository and DDL statements ------------------------------------
+    def sync(
+        self,
+        connection: str | None,
+        target_dir: str | None,
+        includes: dict[str, bool],
+        databases: list[str] | None,
+        cause: str | None,
+    ) -> dict[str, Any]:
+        """Write the DDL repository as an audited run; syncing into the configured root also publishes the
+        store's repository snapshot (which extends the guard's exclusion checks through views)."""
+        ctx = self.ctx
+        section = self.settings()
+        default_root = self.sync_root().resolve()
+        root = self.confine(target_dir, default=default_root)
+        dbs = tuple(databases or section.sync.databases)
+        options = SyncOptions(**includes, databases=dbs)
+        service, _ = self.services(connection)
+        name = self.connection(connection)
+
+        def work() -> dict[str, Any]:
+            inventory = collect(service, options)
+            summary = write_repository(root, inventory, connection=name, databases=list(dbs))
+            if root == default_root:
+                index = read_index(root) or {}
+                StoreWriter(ctx.settings.store_root, retention=ctx.settings.store.retention).publish(
+                    REPOSITORY_ASSET,
+                    {**summary, **index},
+                    source={"tool": "sync_objects", "connection": name},
+                )
+            return summary
+
+        args = {"connection": name, "targetDir": target_dir, "databases": list(dbs), **options.__dict__}
+        result = ctx.live().run("sync_objects", work, arguments=args, cause=cause)
+        summary = dict(result.value)
+        index = read_index(root) or {}
+        limit = ctx.settings.limits.max_rows
+        results = [
+            {"type": e["type"], "name": e["key"], "path": e["path"], "status": "synced"}
+            for e in index.get("objects", [])[:limit]
+        ]
+        return {
+            **summary,
+            "targetDir": target_dir or "(configured root)",
+            "results": results,
+            "truncated": len(index.get("objects", [])) > limit,
+            "provenance": result.stamp(),
+        }
+
+    def staleness(
+        self, object_name: str, object_type: str, local_path: str | None, connection: str | None
+    ) -> dict[str, Any]:
+        """A synced DDL file against the object's DDL now (the file the repository index records, by default)."""
+        service, _ = self.services(connection)
+        root = self.sync_root().resolve()
+        if local_path is None:
+            obj = service.name(object_name, object_type, None, None)
+            entries = (read_index(root) or {}).get("objects", [])
+            match = [e for e in entries if e.get("key") == obj.display and e.get("type") == obj.kind.name]
+            if not match:
+                raise ToolFailure(
+                    "file_not_found",
+                    "the repository index has no file for this object",
+                    hint="Run sync_objects first, or pass localPath.",
+                )
+            local_path = match[0]["path"]
+        path = self.confine(local_path, default=root)
+        try:
+            local_text = path.read_text(encoding="utf-8")
+        except OSError:
+            raise ToolFailure(
+                "file_not_found",
+                "the local DDL file does not exist",
+                hint="Run sync_objects first, or check localPath.",
+            ) from None
+        args = {"objectName": object_name, "objectType": object_type, "localPath": local_path}
+        checked = local_path
+        return self.audited(
+            "check_staleness",
+            args,
+            connection,
+            lambda: _compare(service, object_type, object_name, checked, local_text),
+        )
+
+    def execute_ddl(self, ddl: str, connection: str | None, cause: str | None) -> dict[str, Any]:
+        """One DDL statement, checked by the guard before anything runs, then run as an audited Dagster run."""
+        _, proxy = self.services(connection)
+        classification = proxy.check_ddl(ddl)
+        name = self.connection(connection)
+        result = self.ctx.live().run(
+            "execute_ddl",
+            lambda: proxy.run_ddl(ddl),
+            arguments={"ddl": ddl, "connection": name},
+            cause=cause,
+            dialect="snowflake",
+        )
+        return {
+            "success": True,
+            "statement": classification.statement,
+            "objects": classification.objects,
+            "provenance": result.stamp(),
+        }
+
+
+def _compare(
+    service: Any, object_type: str, object_name: str, local_path: str, local_text: str
+) -> dict[str, Any]:
+    remote = service.get_ddl(object_type, object_name, None, None)
+    local_hash, remote_hash = ddl_hash(local_text), ddl_hash(remote["ddl"])
+    return {
+        "isStale": local_hash != remote_hash,
+        "objectName": remote["objectName"],
+        "objectType": remote["objectType"],
+        "localPath": local_path,
+        "localHash": local_hash,
+        "remoteHash": remote_hash,
+        "source": remote["source"],
+        **({"note": remote["note"]} if remote.get("note") else {}),
+    }

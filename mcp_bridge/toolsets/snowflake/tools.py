@@ -1,38 +1,31 @@
-"""snowflake: Snowflake through the `snow` CLI, behind a metadata-only proxy (snowflake-cli-mcp spec).
-
-Tool names and parameters follow the spec (camelCase). Departures, per DESIGN.md: queries are classified on
-the sqlglot AST (METADATA / SCALAR / DATA / WRITE, deny by default), DATA answers carry schema and safe
-statistics only, exclusions are checked before anything runs, GET_DDL / OBJECT_DEPENDENCIES fall back to
-INFORMATION_SCHEMA and parsed view definitions (answers say so). Every call is an audited Dagster run:
-execute_ddl / sync_objects in-line, the read-only tools on the fast path (the run record follows). Errors carry the spec's code (`code`: E1001...) next to the stable `error` name.
-"""
+"""The snowflake tools as an agent sees them: parameters (the spec's camelCase names), descriptions, answer
+shapes. The runtime in service.py does the work: every call an audited live run through the metadata-only proxy."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from mcp.types import TextContent
 from pydantic import Field
 
 from ade_platform.lib import paging
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES
-from mcp_bridge.context import BridgeContext
-from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, new_toolset
-from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
+from mcp_bridge.toolsets.base import DESTRUCTIVE, READ_ONLY_OPEN_WORLD, SYNC, tool
 from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Limit
 from mcp_bridge.toolsets.schemas.snowflake import (
     DdlAnswer,
+    DdlResult,
     DependenciesAnswer,
     LineageAnswer,
     ObjectDescription,
     ObjectList,
     QueryAnswer,
     ScalarAnswer,
+    StalenessAnswer,
+    SyncAnswer,
 )
-from mcp_bridge.toolsets.snowflake_live import register_live_tools
-from mcp_bridge.toolsets.snowflake_runtime import SnowflakeRuntime
+from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
 
 ObjectType = Literal[OBJECT_TYPES]  # type: ignore[valid-type]
 Connection = Annotated[
@@ -52,26 +45,17 @@ ObjectName = Annotated[
         description="Object name, optionally qualified (DB.SCHEMA.NAME); functions/procedures as NAME(ARG_TYPES).",
     ),
 ]
-
-INSTRUCTIONS = (
-    "Snowflake through the snow CLI behind a metadata-only proxy: agents learn schema, never data. "
-    "execute_sql runs one statement: metadata (SHOW, DESCRIBE, INFORMATION_SCHEMA) comes back as rows, "
-    "counting aggregates as values, anything that reads rows as column names/types with row count and null "
-    "percentages only when they cannot answer a predicate. Writes go through execute_ddl (audited). "
-    "Objects matching the exclusion patterns are never queried."
-)
+Cause = Annotated[
+    str | None, Field(max_length=500, description="Why the agent runs this (recorded in the audit trail).")
+]
 
 
-def build(ctx: BridgeContext) -> FastMCP:
-    return build_with(SnowflakeRuntime(ctx))
+class SnowflakeTools:
+    def __init__(self, rt: SnowflakeRuntime):
+        self.rt = rt
 
-
-def build_with(rt: SnowflakeRuntime) -> FastMCP:
-    """The toolset over a given runtime (tests pass one whose runner is not the snow CLI)."""
-    server = new_toolset("snowflake", INSTRUCTIONS)
-
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
-    def execute_sql(query: Query, connection: Connection = None) -> QueryAnswer:
+    @tool(READ_ONLY_OPEN_WORLD)
+    def execute_sql(self, query: Query, connection: Connection = None) -> QueryAnswer:
         """Run one SQL statement through the metadata-only proxy.
 
         METADATA (SHOW, DESCRIBE, allow-listed INFORMATION_SCHEMA / ACCOUNT_USAGE views, GET_DDL) returns
@@ -83,11 +67,12 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, DESCRIBE RESULT, $var):
         SESSION_STATE_REFUSED, since each call stands alone.
         """
-        _, proxy = rt.services(connection)
-        return rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
+        _, proxy = self.rt.services(connection)
+        return self.rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD)
     def execute_scalar(
+        self,
         query: Query,
         connection: Connection = None,
         limit: Annotated[int, Field(ge=1, le=100_000, description="Max rows to return.")] = 100,
@@ -96,16 +81,17 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         guardrail.maxScalarRows). A statement that would return row values is reclassified (the spec's
         QUERY_CLASSIFIED): the answer is the redacted, schema-only response of execute_sql with
         `reclassified: true`, `error: "QUERY_CLASSIFIED"` and `code: "E1002"`, never the values."""
-        _, proxy = rt.services(connection)
-        return rt.audited(
+        _, proxy = self.rt.services(connection)
+        return self.rt.audited(
             "execute_scalar",
             {"query": query, "limit": limit},
             connection,
             lambda: proxy.execute_scalar(query, limit),
         )
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD)
     def list_objects(
+        self,
         objectType: Annotated[ObjectType, Field(description="Kind of object to list.")],
         database: Database = None,
         schema: Schema = None,
@@ -120,8 +106,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
         and people's details are removed. Paged (limit, cursor -> next_cursor; docs/PAGING.md); `like` is the
         name filter."""
-        service, _ = rt.services(connection)
-        answer = rt.audited(
+        service, _ = self.rt.services(connection)
+        answer = self.rt.audited(
             "list_objects",
             {"objectType": objectType, "database": database, "schema": schema, "like": like},
             connection,
@@ -133,8 +119,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
             item_key=lambda r: (r.get("database_name"), r.get("schema_name"), r.get("name")),
         )  # fmt: skip
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD)
     def describe_object(
+        self,
         objectType: Annotated[ObjectType, Field(description="Kind of object.")],
         objectName: ObjectName,
         database: Database = None,
@@ -143,16 +130,17 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
     ) -> ObjectDescription:
         """Detailed metadata of one object (`snow object describe`) as `metadata` rows: columns with types,
         nullability, defaults and comments for tables and views; properties for other kinds."""
-        service, _ = rt.services(connection)
-        return rt.audited(
+        service, _ = self.rt.services(connection)
+        return self.rt.audited(
             "describe_object",
             {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
             connection,
             lambda: service.describe_object(objectType, objectName, database, schema),
         )
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD, output_schema=deferred_schemas_of(DdlAnswer)[DdlAnswer])
+    @tool(READ_ONLY_OPEN_WORLD, answer=DdlAnswer)
     def get_ddl(
+        self,
         objectType: Annotated[str, Field(max_length=40, description=f"One of: {', '.join(OBJECT_TYPES)}.")],
         objectName: ObjectName,
         database: Database = None,
@@ -163,8 +151,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         .sql file); the structured content carries `ddl`, `source` and `note`. Where GET_DDL is unavailable
         the DDL is rebuilt from INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`)
         and `note` explains."""
-        service, _ = rt.services(connection)
-        body = rt.audited(
+        service, _ = self.rt.services(connection)
+        body = self.rt.audited(
             "get_ddl",
             {"objectType": objectType, "objectName": objectName, "database": database, "schema": schema},
             connection,
@@ -172,8 +160,9 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         )
         return ToolResult(content=[TextContent(type="text", text=body["ddl"])], structured_content=body)
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD)
     def get_lineage(
+        self,
         objectName: ObjectName,
         objectType: Annotated[Literal["table", "view"], Field(description="table or view.")],
         database: Database = None,
@@ -193,18 +182,21 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         distance and side, `edges` the same edges as from/to names. Nodes are paged nearest first, each page
         with its edges (limit, cursor -> next_cursor; docs/PAGING.md); detail=summary answers only `summary`
         (nodes per distance and per type) with empty lists."""
-        service, _ = rt.services(connection)
-        answer = rt.audited(
+        service, _ = self.rt.services(connection)
+        answer = self.rt.audited(
             "get_lineage",
             {"objectName": objectName, "objectType": objectType, "direction": direction, "depth": depth},
             connection,
             lambda: service.get_lineage(objectName, objectType, database, schema, direction, depth),
         )
         query = ("get_lineage", connection, objectName, objectType, database, schema, direction, depth)
-        return _lineage_page(answer, limit, cursor, detail, query, rt.ctx.settings.limits.max_lineage_nodes)
+        return _lineage_page(
+            answer, limit, cursor, detail, query, self.rt.ctx.settings.limits.max_lineage_nodes
+        )
 
-    @server.tool(annotations=READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD)
     def get_dependencies(
+        self,
         objectName: ObjectName,
         objectType: Annotated[
             Literal["view", "materialized_view", "function", "procedure"],
@@ -219,8 +211,8 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
         """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
         carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type. Paged
         (limit, cursor -> next_cursor; docs/PAGING.md)."""
-        service, _ = rt.services(connection)
-        answer = rt.audited(
+        service, _ = self.rt.services(connection)
+        answer = self.rt.audited(
             "get_dependencies",
             {"objectName": objectName, "objectType": objectType},
             connection,
@@ -231,8 +223,90 @@ def build_with(rt: SnowflakeRuntime) -> FastMCP:
             answer, "dependencies", limit, cursor, query=query, item_key=lambda d: d["name"]
         )
 
-    register_live_tools(server, rt)
-    return server
+    @tool(SYNC)
+    def sync_objects(
+        self,
+        connection: Connection = None,
+        targetDir: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="Repository root: the configured sync root or a folder inside it; "
+                "default: snowflake.sync.target_dir.",
+            ),
+        ] = None,
+        includeDatabases: Annotated[bool, Field(description="Write src/{DB}/_database.sql.")] = True,
+        includeSchemas: Annotated[bool, Field(description="Write src/{DB}/{SCHEMA}/_schema.sql.")] = True,
+        includeTables: Annotated[bool, Field(description="Write tables/{T}.sql.")] = True,
+        includeViews: Annotated[bool, Field(description="Write views/{V}.sql.")] = True,
+        includeFunctions: Annotated[bool, Field(description="Write functions/{F}.sql.")] = False,
+        includeProcedures: Annotated[bool, Field(description="Write procedures/{P}.sql.")] = False,
+        includeStages: Annotated[bool, Field(description="Write stages/{S}.sql.")] = False,
+        includeTasks: Annotated[bool, Field(description="Write tasks/{T}.sql.")] = False,
+        databases: Annotated[
+            list[str] | None,
+            Field(
+                max_length=100,
+                description="Only these databases; default: the configured list, "
+                "else every visible database.",
+            ),
+        ] = None,
+        cause: Cause = None,
+    ) -> SyncAnswer:
+        """Build the local DDL repository: src/{DB}/{SCHEMA}/tables|views|functions/{NAME}.sql, _database.sql,
+        _schema.sql and .object-repository.json (sha256 per object). Excluded objects are never written.
+        Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
+        repository snapshot (which extends exclusion checks through views). Answers the spec's `synced` and
+        `results` [{type, name, path, status}], with `written` / `unchanged` / `removed` counts."""
+        includes = {
+            "include_databases": includeDatabases,
+            "include_schemas": includeSchemas,
+            "include_tables": includeTables,
+            "include_views": includeViews,
+            "include_functions": includeFunctions,
+            "include_procedures": includeProcedures,
+            "include_stages": includeStages,
+            "include_tasks": includeTasks,
+        }
+        return self.rt.sync(connection, targetDir, includes, databases, cause)
+
+    @tool(READ_ONLY_OPEN_WORLD)
+    def check_staleness(
+        self,
+        objectName: Annotated[
+            str, Field(min_length=1, max_length=1000, description="Object name (DB.SCHEMA.NAME).")
+        ],
+        objectType: Annotated[
+            str, Field(max_length=40, description="table, view, schema, database, function, ...")
+        ],
+        localPath: Annotated[
+            str | None,
+            Field(
+                max_length=4096,
+                description="The synced .sql file (relative to the repository root); default: "
+                "the file the repository index records for the object.",
+            ),
+        ] = None,
+        connection: Connection = None,
+    ) -> StalenessAnswer:
+        """Compare a synced DDL file with the object's current DDL: `isStale` when their hashes differ
+        (`localHash`, `remoteHash` and the DDL `source` are returned too)."""
+        return self.rt.staleness(objectName, objectType, localPath, connection)
+
+    @tool(DESTRUCTIVE)
+    def execute_ddl(
+        self,
+        ddl: Annotated[
+            str, Field(min_length=1, max_length=100_000, description="CREATE/ALTER/DROP statement")
+        ],
+        connection: Connection = None,
+        cause: Cause = None,
+    ) -> DdlResult:
+        """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
+        returned. Refused: excluded objects, DML, procedures/scripts, unloads, temporary objects and anything
+        reading an earlier result (SESSION_STATE_REFUSED), and (unless guardrail.allowDdlWithQueries)
+        CREATE ... AS SELECT."""
+        return self.rt.execute_ddl(ddl, connection, cause)
 
 
 def _lineage_page(
