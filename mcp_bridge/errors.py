@@ -30,6 +30,8 @@ ERROR_CODES: dict[str, str] = {
     "internal_error": "An unexpected error occurred; the server log has details.",
     "not_implemented": "This capability is not available for the configured backend.",
     "path_not_allowed": "Paths must stay inside the configured project or workspace root.",
+    # paging (issue 27, docs/PAGING.md)
+    "invalid_cursor": "Pass next_cursor unchanged with the same arguments, or start again without cursor.",
     # the asset store
     "asset_not_materialized": "Materialize it first: `ade materialize --select <asset>`.",
     "snapshot_corrupt": "Re-materialize the asset: `ade materialize --select <asset>`.",

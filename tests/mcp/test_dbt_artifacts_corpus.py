@@ -13,6 +13,7 @@ from ade_platform.config import Settings
 from mcp_bridge.server import build_server
 from tests.helpers import call_tools
 from tests.mcp.dbt_support import serve_target
+from tests.mcp.paging_support import all_pages, items
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_graph_answers_match_the_facts(corpus: tuple[Settings, dict[str, Any]]) 
         ("dbt_get_lineage", {"node_id": uid, "direction": "upstream", "depth": 1}),
         ("dbt_get_lineage", {"node_id": uid, "direction": "downstream", "depth": 1}),
         ("dbt_get_blast_radius", {"node_id": uid}),
-        ("dbt_get_model_tests", {"model_name": uid}),
+        ("dbt_get_model_tests", {"model_name": uid, "limit": 1000}),
         ("dbt_get_lineage", {"node_id": src["unique_id"], "direction": "downstream", "depth": 1}),
         ("dbt_get_lineage", {"node_id": uid, "direction": "upstream"}),
     ]
@@ -78,7 +79,7 @@ def test_schema_run_results_and_freshness_match_the_facts(corpus: tuple[Settings
         ("dbt_get_schema", {"model_name": uid, "source": "catalog"}),
         ("dbt_get_schema", {"model_name": uid, "source": "manifest"}),
         ("dbt_get_failed_models", {}),
-        ("dbt_get_source_freshness", {}),
+        ("dbt_get_source_freshness", {"limit": 1000}),
         ("dbt_detect_silent_skip", {"expected_patterns": ["*"]}),
     ]
     (ok_cat, cat), (ok_man, man), (ok_rr, rr), (ok_src, fresh), (ok_skip, skip) = call_tools(
@@ -148,9 +149,9 @@ def test_scans_run_on_every_set(corpus: tuple[Settings, dict[str, Any]]) -> None
 
 def test_project_listing_matches_the_manifest(corpus: tuple[Settings, dict[str, Any]]) -> None:
     settings, facts = corpus
-    ok, listing = call_tools(build_server(settings, only="dbt-project"), [("fs_list_models", {})])[0]
-    assert ok, listing
-    assert listing["total"] == facts["counts"]["model"]
-    assert Counter(m["node_id"].split(".")[0] for m in listing["models"]) == {
-        "model": facts["counts"]["model"]
-    }
+    # a real project listed page by page (docs/PAGING.md): every model once
+    pages = all_pages(build_server(settings, only="dbt-project"), "fs_list_models", {}, "models", limit=40)
+    listed = items(pages, "models")
+    assert {p["total"] for p in pages} == {facts["counts"]["model"]}
+    assert len({m["node_id"] for m in listed}) == len(listed)
+    assert Counter(m["node_id"].split(".")[0] for m in listed) == {"model": facts["counts"]["model"]}

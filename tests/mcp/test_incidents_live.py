@@ -140,7 +140,7 @@ def test_bad_since_and_cursor_are_refused(server) -> None:
     assert not ok and err["error"] == "invalid_argument" and "since" in err["detail"]
     args = {"start_kind": "table", "start": "dim_accounts", "cursor": "bm90IGEgY3Vyc29y"}
     ok, err = call_tool(server, "lineage_what_changed", args)
-    assert not ok and err["error"] == "invalid_argument" and "cursor" in err["detail"]
+    assert not ok and err["error"] == "invalid_cursor" and "cursor" in err["detail"]
 
 
 def test_a_project_without_git_says_so(platform: Platform, server, tmp_path: Path) -> None:

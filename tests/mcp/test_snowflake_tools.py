@@ -20,6 +20,8 @@ from ade_platform.config import Settings, load_settings
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.fakes.snowflake_stack import DATABASE
+from tests.helpers import call_tool
+from tests.mcp.paging_support import all_pages, items
 
 pytestmark = pytest.mark.integration
 TOOLS = {
@@ -162,6 +164,31 @@ def test_discovery_and_lineage(env: tuple[Settings, Any, BridgeContext]) -> None
     assert answer.structured_content["source"] and "provenance" in answer.structured_content
     # fakesnow has no SHOW MATERIALIZED VIEWS: a scrubbed compilation error, with the spec's code.
     assert ok_m or (mviews["error"] == "QUERY_FAILED" and mviews["code"] == "E1010")
+
+    # docs/PAGING.md: the lineage one node a page, each page with its edges and their OBJECT_DEPENDENCIES rows
+    args = {"objectName": "V_ORDER_TOTALS", "objectType": "view"}
+    pages = all_pages(server, "get_lineage", args, "nodes", limit=1)
+    assert len(pages) == len(lineage["nodes"]) >= 2
+    assert [n["name"] for n in items(pages, "nodes")] == [n["name"] for n in lineage["nodes"]]
+    assert sorted(map(str, items(pages, "edges"))) == sorted(map(str, lineage["edges"]))
+    assert sorted(map(str, items(pages, "lineage"))) == sorted(map(str, lineage["lineage"]))
+    ok, summary = call_tool(server, "get_lineage", {**args, "detail": "summary"})
+    assert ok and summary["nodes"] == [] and summary["summary"]["total_nodes"] == len(lineage["nodes"]), (
+        summary
+    )
+    per_depth = {str(d): sum(1 for n in lineage["nodes"] if n["distance"] == d) for d in (1, 2)}
+    assert summary["summary"]["nodes_per_depth"] == {k: v for k, v in per_depth.items() if v}, summary
+    listed = items(
+        all_pages(
+            server,
+            "list_objects",
+            {"objectType": "table", "database": DATABASE, "schema": "APP"},
+            "objects",
+            limit=1,
+        ),
+        "objects",
+    )
+    assert [o["name"] for o in listed] == [o["name"] for o in tables["objects"]]
 
 
 @pytest.mark.slow  # a snow CLI process per statement: over a minute together (CI runs test-slow)

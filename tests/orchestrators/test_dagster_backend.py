@@ -12,6 +12,7 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.server import build_server
 from tests.conftest import settings_for
 from tests.helpers import assert_refused, call_tool, call_tools
+from tests.mcp.paging_support import all_pages, items
 
 pytestmark = pytest.mark.integration
 D = {"backend": "dagster"}
@@ -62,6 +63,30 @@ def test_last_run_by_state_and_history(dagster_stack) -> None:
     assert (history["success_count"], history["failure_count"]) == (1, 1)
     assert [r["run_id"] for r in history["runs"]] == [runs["failed"], runs["ok"]]
     assert history["avg_duration_seconds"] > 0
+
+
+def test_run_history_pages_and_filters_by_state_and_window(dagster_stack) -> None:
+    """docs/PAGING.md on a live backend: one run a page, each once; state and since/until narrow `runs` and
+    `total` (the window's counts stay whole); a cursor of another filter is refused."""
+    server, runs = dagster_stack
+    base = {"dag_id": "nightly_dbt", "lookback_days": 1, **D}
+    pages = all_pages(server, "orchestrator_get_run_history", base, "runs", limit=1)
+    assert [r["run_id"] for r in items(pages, "runs")] == [runs["failed"], runs["ok"]]
+    assert len(pages) == 2 and pages[0]["total"] == 2 and pages[0]["truncated"]
+    (ok_f, failed), (ok_w, future), (ok_u, before), (ok_c, refused) = call_tools(
+        server,
+        [
+            ("orchestrator_get_run_history", {**base, "state": "failure"}),
+            ("orchestrator_get_run_history", {**base, "since": "2999-01-01"}),
+            ("orchestrator_get_run_history", {**base, "until": "2000-01-01T00:00:00Z"}),
+            ("orchestrator_get_run_history", {**base, "state": "failure", "cursor": pages[0]["next_cursor"]}),
+        ],
+    )
+    assert ok_f and [r["run_id"] for r in failed["runs"]] == [runs["failed"]] and failed["total"] == 1, failed
+    assert failed["total_runs"] == 2 and failed["failure_count"] == 1  # the window's counts, unfiltered
+    assert ok_w and future["runs"] == [] and future["total"] == 0, future
+    assert ok_u and before["runs"] == [], before
+    assert not ok_c and refused["error"] == "invalid_cursor", refused
 
 
 def test_failed_task_log_and_signature(dagster_stack) -> None:

@@ -37,24 +37,7 @@ from ade_platform.lib.lineage.evidence import (
 from ade_platform.lib.lineage.history import VersionRef
 from ade_platform.lib.lineage.tables import compare, fingerprint
 from ade_platform.lib.lineage.trace import Walk, builders_of
-
-
-class CursorError(ValueError):
-    pass
-
-
-_SPAN = {"m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
-
-
-def parse_since(text: str, now: float) -> float:
-    """An ISO-8601 time, or a span back from now ("90m", "24h", "7d", "2w"), as epoch seconds."""
-    value = text.strip()
-    if len(value) >= 2 and value[-1].lower() in _SPAN and value[:-1].replace(".", "", 1).isdigit():
-        return now - float(value[:-1]) * _SPAN[value[-1].lower()]
-    at = epoch_of(value)
-    if at is None:
-        raise ValueError(f"since {text!r} is neither an ISO-8601 time nor a span such as 24h or 7d")
-    return at
+from ade_platform.lib.paging import PagingError
 
 
 def _event(
@@ -469,7 +452,9 @@ def decode_cursor(cursor: str) -> tuple[float, str, str, str, str]:
             raise ValueError
         return (float(key[0]), str(key[1]), str(key[2]), str(key[3]), str(key[4]))
     except (ValueError, TypeError, json.JSONDecodeError):
-        raise CursorError("cursor is not one this tool returned") from None
+        raise PagingError(
+            "invalid_cursor", "the cursor is not one this tool returned", hint="Pass next_cursor unchanged."
+        ) from None
 
 
 def page(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 from fastmcp import Context
 from pydantic import Field
 
+from ade_platform.lib import paging
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, tool
 from mcp_bridge.toolsets.bi.service import BiService
 from mcp_bridge.toolsets.schemas.bi import (
@@ -16,6 +18,7 @@ from mcp_bridge.toolsets.schemas.bi import (
     LookAnswer,
     RowCountAnswer,
 )
+from mcp_bridge.toolsets.schemas.paging import Cursor, Limit, NamePattern, Since, Until
 
 Tool = Annotated[Literal["looker", "metabase"], Field(description="Which BI tool.")]
 DashboardId = Annotated[
@@ -34,23 +37,47 @@ class BiTools:
         self.service = service
 
     @tool(READ_ONLY_OPEN_WORLD)
-    def bi_list_dashboards(self, tool: Tool) -> DashboardList:
+    def bi_list_dashboards(
+        self,
+        tool: Tool,
+        name_pattern: NamePattern = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> DashboardList:
         """All accessible dashboards with folder, creation and update times, view count and URL. One listing
         call checks for a dashboard added, removed or updated since the latest BI inventory snapshot: the snapshot
         answers when nothing changed (provenance says when it was taken), the live listing otherwise;
-        provenance.stale with the reason when the tool cannot be reached. The spec's list is under `dashboards`."""
-        return self.service.list_dashboards(tool)
+        provenance.stale with the reason when the tool cannot be reached. The spec's list is under `dashboards`,
+        paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the title, since/until on
+        last_updated_at; total counts the dashboards that pass the filters."""
+        answer = self.service.list_dashboards(tool)
+        named = paging.name_matcher(name_pattern)
+        updated = paging.window_matcher(since, until, time.time())
+        query = ("bi_list_dashboards", tool, name_pattern, since, until)
+        return paging.page_answer(  # type: ignore[return-value]
+            dict(answer), "dashboards", limit, cursor, query=query, item_key=lambda d: d["dashboard_id"],
+            keep=lambda d: named(d.get("title")) and updated(d.get("last_updated_at")),
+        )  # fmt: skip
 
     @tool(READ_ONLY_OPEN_WORLD)
-    def bi_get_dashboard_elements(self, dashboard_id: DashboardId, tool: Tool) -> DashboardElements:
+    def bi_get_dashboard_elements(
+        self, dashboard_id: DashboardId, tool: Tool, limit: Limit = None, cursor: Cursor = None
+    ) -> DashboardElements:
         """Every tile of a dashboard with the query behind it: Looker model, explore, dimensions and measures;
         Metabase question, database and native SQL or source table; and the warehouse tables each reads.
         has_error is set from LookML (a field missing from its explore) or from the latest health check
         (errors_checked_at says when; errors_stale when the dashboard changed since). One listing of the
         tool's dashboards checks for a change first: cached from the BI inventory when the dashboard is unchanged
         since, live otherwise; provenance.stale with the reason when the tool cannot be reached. The spec's list
-        is under `elements`."""
-        return self.service.dashboard_elements(dashboard_id, tool)
+        is under `elements`, paged (limit, cursor -> next_cursor; docs/PAGING.md); element_count counts them
+        all."""
+        answer = self.service.dashboard_elements(dashboard_id, tool)
+        query = ("bi_get_dashboard_elements", tool, dashboard_id)
+        return paging.page_answer(  # type: ignore[return-value]
+            dict(answer), "elements", limit, cursor, query=query, item_key=lambda e: e["element_id"]
+        )
 
     @tool(READ_ONLY_OPEN_WORLD)
     async def bi_check_dashboard_health(

@@ -14,12 +14,13 @@ from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
+from ade_platform.lib import paging
 from ade_platform.lib.dbt import column_lineage as col_lineage
 from ade_platform.lib.dbt import lineage, pii, results, schema, select_star, sql_source, tests
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, tool
-from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, capped, derive
+from mcp_bridge.toolsets.dbt.inputs import DbtInputs, as_result, derive
 from mcp_bridge.toolsets.schemas.dbt import (
     BlastRadiusAnswer,
     ColumnLineageAnswer,
@@ -32,6 +33,7 @@ from mcp_bridge.toolsets.schemas.dbt import (
     SilentSkipAnswer,
     SourceFreshnessAnswer,
 )
+from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Limit, NamePattern
 
 INSTRUCTIONS = (
     "Questions about a dbt project answered from its artifacts (manifest, catalog, run results, "
@@ -99,56 +101,92 @@ class DbtArtifactTools:
         depth: Annotated[
             int | None, Field(ge=0, le=10_000, description="Hops to traverse; null = the whole tree.")
         ] = None,
+        limit: GraphLimit = None,
+        cursor: Cursor = None,
+        detail: Detail = "full",
     ) -> ToolResult:
         """Dependency graph of a dbt node, upstream or downstream, to a depth.
 
         Nodes carry resource_type, name, schema, materialization and their hop distance; edges point from
-        the dependency to its dependent. Exposures are included. The answer is capped at the server's node
-        limit (default 500) with truncated: true when cut.
+        the dependency to its dependent. Exposures are included. Nodes are paged nearest first (limit, cursor
+        -> next_cursor; docs/PAGING.md), default page the server's node limit (500); total_nodes counts the
+        whole graph. detail=summary answers only `summary` (nodes per depth and per kind) with empty lists.
         """
         snapshot, index = self.inputs.index()
         root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
-        body = lineage.traverse(index, root, direction, depth, max_nodes=self.max_nodes, views=views)
+        whole = len(index["nodes"]) + 1
+        body = lineage.traverse(index, root, direction, depth, max_nodes=whole, views=views)
+        if detail == "summary":
+            summary = paging.graph_summary(body["nodes"], body["edges"])
+            body.update(nodes=[], edges=[], summary=summary, truncated=False, next_cursor=None)
+            return as_result(self.ctx.cached_answer(snapshot, body))
+        query = ("dbt_get_lineage", root, direction, depth)
+        shown, edges = paging.graph_page(
+            body["nodes"], body["edges"], limit, cursor, version=snapshot.version, query=query,
+            cap=self.max_nodes, default=self.max_nodes,
+        )  # fmt: skip
+        body.update(nodes=shown.items, edges=edges, next_cursor=shown.next_cursor, truncated=shown.truncated)
         return as_result(self.ctx.cached_answer(snapshot, body))
 
     @tool(READ_ONLY, answer=BlastRadiusAnswer)
-    def dbt_get_blast_radius(self, node_id: NodeId) -> ToolResult:
+    def dbt_get_blast_radius(
+        self, node_id: NodeId, limit: GraphLimit = None, cursor: Cursor = None
+    ) -> ToolResult:
         """Everything downstream that a failure, schema change or drop of this node would affect.
 
         The spec's list is under `affected`: models, snapshots, exposures, metrics and tests (seeds
         excluded) with hops_from_source and has_downstream_dependents (some non-test node depends on it),
-        nearest first. Capped at the server's node limit with truncated: true.
+        nearest first; total_affected counts them all. Paged (limit, cursor -> next_cursor; docs/PAGING.md),
+        default page the server's node limit.
         """
         snapshot, index = self.inputs.index()
         root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
-        body = lineage.blast_radius(index, root, max_nodes=self.max_nodes, views=views)
+        body = lineage.blast_radius(index, root, max_nodes=len(index["nodes"]) + 1, views=views)
+        shown = paging.page(
+            body["affected"], limit, cursor, version=snapshot.version, query=("dbt_get_blast_radius", root),
+            cap=self.max_nodes, default=self.max_nodes,
+        )  # fmt: skip
+        body.update(affected=shown.items, next_cursor=shown.next_cursor, truncated=shown.truncated)
         return as_result(self.ctx.cached_answer(snapshot, body))
 
     @tool(READ_ONLY, answer=ModelTestsAnswer)
-    def dbt_get_model_tests(self, model_name: ModelName) -> ToolResult:
+    def dbt_get_model_tests(
+        self,
+        model_name: ModelName,
+        limit: Limit = None,
+        cursor: Cursor = None,
+        name_pattern: NamePattern = None,
+    ) -> ToolResult:
         """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
         tests) and singular, with column, severity and config (the test's arguments).
 
-        The spec's list is under `tests`. Includes relationships tests defined on other models that point
-        at this one. An empty `tests` list is an answer (the model is untested), not an error.
+        The spec's list is under `tests`, paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern
+        filters on test_name. Includes relationships tests defined on other models that point at this one. An
+        empty `tests` list is an answer (the model is untested), not an error.
         """
         snapshot, index = self.inputs.index()
         uid = self.inputs.resolve(snapshot, index, model_name, code="model_not_found")
-        found = tests.model_tests(index, uid)
+        named = paging.name_matcher(name_pattern)
+        found = [t for t in tests.model_tests(index, uid) if named(t.get("test_name"))]
+        query = ("dbt_get_model_tests", uid, name_pattern)
+        shown = paging.page(found, limit, cursor, version=snapshot.version, query=query, cap=self.max_rows)
         body = {
             "model_name": index["nodes"][uid].get("name"),
             "node_id": uid,
-            "tests": found,
-            "total": len(found),
+            "tests": shown.items,
+            **shown.fields(),
         }
         return as_result(self.ctx.cached_answer(snapshot, body))
 
     @tool(READ_ONLY, answer=FailedModelsAnswer)
-    def dbt_get_failed_models(self, run_results_path: RunResultsPath = None) -> ToolResult:
+    def dbt_get_failed_models(
+        self, run_results_path: RunResultsPath = None, limit: Limit = None, cursor: Cursor = None
+    ) -> ToolResult:
         """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
-        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals.
+        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals. The three lists
+        are paged together (limit items of each per page, one cursor; docs/PAGING.md).
 
         `invocation` is what dbt's own log says: this run's outcome and error (`this_run: true`), or a newer
         invocation outside ADE whose results are not here (`this_run: false`): one that failed before writing
@@ -159,9 +197,16 @@ class DbtArtifactTools:
         key = f"failed:{index_snap.version if index_snap else '-'}"
         summary = derive(snapshot, key, lambda s: results.summarize_run_results(s.data, index))
         body = dict(summary)
-        for name in ("failed", "skipped", "warnings"):
-            body[name], cut = capped(summary[name], self.max_rows)
-            body["truncated"] = body.get("truncated", False) or cut
+        lists = {name: summary[name] for name in ("failed", "skipped", "warnings")}
+        shown, next_cursor = paging.pages_in_step(
+            lists,
+            limit,
+            cursor,
+            version=snapshot.version,
+            query=("dbt_get_failed_models",),
+            cap=self.max_rows,
+        )
+        body.update(shown, next_cursor=next_cursor, truncated=next_cursor is not None)
         return as_result(self.inputs.run_answer(snapshot, body, index_snap))
 
     @tool(READ_ONLY, answer=SilentSkipAnswer)
@@ -244,12 +289,14 @@ class DbtArtifactTools:
             list[Annotated[str, Field(min_length=1, max_length=300)]] | None,
             Field(max_length=50, description="Extra column-name regexes to treat as PII (risk medium)."),
         ] = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> ToolResult:
         """Columns whose names look personal (email, phone, ssn, date_of_birth, names, address, zip,
         ip_address, payment cards, passport, driver_license, plus configured patterns), from the manifest
         and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
         medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data.
-        The spec's list is under `findings`."""
+        The spec's list is under `findings`, paged (limit, cursor -> next_cursor; docs/PAGING.md)."""
         patterns = self.pii_patterns
         if extra_patterns:
             try:
@@ -265,21 +312,40 @@ class DbtArtifactTools:
             report = pii.scan(index, catalog, patterns, self.pii_tags)
         else:
             report = derive(index_snap, key, lambda _s: pii.scan(index, catalog, patterns, self.pii_tags))
-        body = dict(report)
-        body["findings"], body["truncated"] = capped(report["findings"], self.max_rows)
+        version = f"{index_snap.version}:{catalog_snap.version if catalog_snap else '-'}"
+        query = ("dbt_scan_pii_risk", extra_patterns)
+        shown = paging.page(
+            report["findings"], limit, cursor, version=version, query=query, cap=self.max_rows
+        )
+        body = {**report, "findings": shown.items, **shown.fields()}
         return as_result(self.inputs.answer(index_snap, body, catalog_snap))
 
     @tool(READ_ONLY, answer=SourceFreshnessAnswer)
-    def dbt_get_source_freshness(self, sources_path: SourcesPath = None) -> ToolResult:
+    def dbt_get_source_freshness(
+        self,
+        sources_path: SourcesPath = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+        state: Annotated[
+            Literal["pass", "warn", "error", "runtime error"] | None,
+            Field(description="Only sources with this freshness status."),
+        ] = None,
+        name_pattern: NamePattern = None,
+    ) -> ToolResult:
         """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
         runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
-        Worst first."""
+        Worst first. Paged (limit, cursor -> next_cursor; docs/PAGING.md); state filters on status,
+        name_pattern on table_name; total counts the sources that pass the filters."""
         snapshot = self.inputs.artifact("sources", sources_path)
         index_snap, index = self.inputs.optional_index()
         key = f"freshness:{index_snap.version if index_snap else '-'}"
         report = derive(snapshot, key, lambda s: results.freshness_report(s.data, index))
-        body = dict(report)
-        body["sources"], body["truncated"] = capped(report["sources"], self.max_rows)
+        in_state, named = paging.state_matcher(state), paging.name_matcher(name_pattern)
+        kept = [s for s in report["sources"] if in_state(s.get("status")) and named(s.get("table_name"))]
+        query = ("dbt_get_source_freshness", state, name_pattern)
+        version = f"{snapshot.version}:{index_snap.version if index_snap else '-'}"
+        shown = paging.page(kept, limit, cursor, version=version, query=query, cap=self.max_rows)
+        body = {**report, "sources": shown.items, **shown.fields()}
         return as_result(self.inputs.answer(snapshot, body, index_snap))
 
     @tool(READ_ONLY, answer=SelectStarAnswer)
@@ -289,12 +355,16 @@ class DbtArtifactTools:
         final_only: Annotated[
             bool, Field(description="Only models whose outermost SELECT has a star (skip CTE-internal ones).")
         ] = False,
+        limit: Limit = None,
+        cursor: Cursor = None,
+        name_pattern: NamePattern = None,
     ) -> ToolResult:
         """Models that select `*`, found on the SQL syntax tree. Each star has a scope: final (the
         outermost query), cte (an import CTE such as `select * from {{ source(...) }}`) or subquery.
         propagates_upstream_columns says whether the model's output columns are whatever an upstream
         relation has (the schema-drift risk); those come first. Uses compiled SQL when an artifact has it,
-        else the raw SQL with Jinja approximated (sql_source says which). The spec's list is under `models`."""
+        else the raw SQL with Jinja approximated (sql_source says which). The spec's list is under `models`,
+        paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the model name."""
         manifest = self.inputs.artifact("manifest", manifest_path)
         stored = None if manifest_path else self.inputs.select_star_report(manifest)
         if stored is not None:  # scanned by the Dagster asset from these very inputs: no parse here
@@ -306,14 +376,16 @@ class DbtArtifactTools:
             index_snap, index = self.inputs.index(manifest_path)
             key = f"select_star:{index_snap.version}:{len(extra)}"
             findings = derive(manifest, key, lambda _s: select_star.scan_project(sql_index, extra, index))
-        if final_only:
-            findings = [f for f in findings if f["final_select_star"]]
-        shown, cut = capped(findings, self.max_rows)
+        named = paging.name_matcher(name_pattern)
+        findings = [
+            f for f in findings if (f["final_select_star"] or not final_only) and named(f.get("model_name"))
+        ]
+        query = ("dbt_find_select_star", final_only, name_pattern)
+        shown = paging.page(findings, limit, cursor, version=manifest.version, query=query, cap=self.max_rows)
         body = {
-            "models": shown,
-            "total": len(findings),
+            "models": shown.items,
+            **shown.fields(),
             "propagating_total": sum(1 for f in findings if f["propagates_upstream_columns"]),
-            "truncated": cut,
         }
         return as_result(self.inputs.answer(manifest, body, index_snap, report))
 

@@ -87,11 +87,6 @@ def as_result(body: dict[str, Any]) -> ToolResult:
     )
 
 
-def capped(items: list[Any], limit: int) -> tuple[list[Any], bool]:
-    """The first `limit` items, and whether any were left out."""
-    return (items[:limit], True) if len(items) > limit else (items, False)
-
-
 class DbtInputs:
     def __init__(self, ctx: BridgeContext):
         self.ctx = ctx

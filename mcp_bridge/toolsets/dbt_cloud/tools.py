@@ -8,7 +8,7 @@ from fastmcp import Context
 from pydantic import Field
 
 from ade_platform.lib import dbt_cloud as lib
-from ade_platform.lib import json_query
+from ade_platform.lib import json_query, paging
 from ade_platform.lib.dbt.command_policy import MAX_STEP_CHARS, MAX_STEPS
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, TRIGGER, tool
 from mcp_bridge.toolsets.dbt_cloud.service import DbtCloudService
@@ -20,6 +20,7 @@ from mcp_bridge.toolsets.schemas.dbt_cloud import (
     PollAnswer,
     TriggerAnswer,
 )
+from mcp_bridge.toolsets.schemas.paging import Cursor, Limit, NamePattern
 
 # dbt Cloud keeps 255 characters of a cause; ADE appends its mark to an agent's (lib.AGENT_CAUSE_MARK).
 CAUSE_MAX_CHARS = 255 - len(lib.AGENT_CAUSE_MARK)
@@ -124,17 +125,45 @@ class DbtCloudTools:
         environment_id: Annotated[
             int | None, Field(ge=1, description="Only jobs of this environment; default all environments.")
         ] = None,
+        name_pattern: NamePattern = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> JobsAnswer:
         """The project's jobs: steps, schedule, environment, docs and source freshness settings. The configured
         project answers from Dagster's dbt_cloud_jobs snapshot when dbt Cloud lists the same jobs, unchanged (one
         call checks), and when it holds every environment asked for; from dbt Cloud otherwise. The spec's list is
-        under `jobs`."""
-        return await self.service.list_jobs(project_id, environment_id)
+        under `jobs`, paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the job
+        name; count is the project's jobs, total the filtered ones."""
+        answer = await self.service.list_jobs(project_id, environment_id)
+        named = paging.name_matcher(name_pattern)
+        query = ("dbtcloud_list_jobs", project_id, environment_id, name_pattern)
+        return paging.page_answer(  # type: ignore[return-value]
+            dict(answer), "jobs", limit, cursor, query=query, item_key=lambda j: j["job_id"],
+            keep=lambda j: named(j.get("name")),
+        )  # fmt: skip
 
     @tool(READ_ONLY_OPEN_WORLD)
-    async def dbtcloud_get_source_freshness(self, job_id: JobId) -> FreshnessAnswer:
+    async def dbtcloud_get_source_freshness(
+        self,
+        job_id: JobId,
+        state: Annotated[
+            Literal["pass", "warn", "error", "runtime error"] | None,
+            Field(description="Only sources with this freshness status."),
+        ] = None,
+        name_pattern: NamePattern = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
+    ) -> FreshnessAnswer:
         """Per-source freshness (pass/warn/error, newest load, age) from the sources.json of the most recent
         completed run of a job that runs source freshness (an agent's steps-override runs aside). Tracked jobs
         answer from Dagster's snapshot when that run is the one it read (one call checks); from dbt Cloud
-        otherwise."""
-        return await self.service.source_freshness(job_id)
+        otherwise. Paged (limit, cursor -> next_cursor; docs/PAGING.md); state filters on status,
+        name_pattern on table_name."""
+        answer = await self.service.source_freshness(job_id)
+        in_state, named = paging.state_matcher(state), paging.name_matcher(name_pattern)
+        query = ("dbtcloud_get_source_freshness", job_id, state, name_pattern)
+        return paging.page_answer(  # type: ignore[return-value]
+            dict(answer), "sources", limit, cursor, query=query,
+            item_key=lambda s: (answer["run_id"], s["unique_id"]),
+            keep=lambda s: in_state(s.get("status")) and named(s.get("table_name")),
+        )  # fmt: skip

@@ -9,10 +9,11 @@ from typing import Any
 
 from fastmcp.tools import ToolResult
 
+from ade_platform.lib import paging
 from ade_platform.lib.lineage import incident
 from ade_platform.lib.lineage.conditions import iso
 from ade_platform.lib.lineage.evidence import LiveFindings
-from ade_platform.lib.lineage.timeline import CursorError, Timeline, chain_files, page, parse_since
+from ade_platform.lib.lineage.timeline import Timeline, chain_files, page
 from ade_platform.lib.lineage.trace import LineageLookupError, builders_of, find_start, status_of, walk
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -44,14 +45,35 @@ class LineageService:
         direction: str,
         depth: int | None,
         max_nodes: int | None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        detail: str = "full",
     ) -> ToolResult:
         store = self.store
         snapshot, lineage, v = store.graph()
         root = self.start_of(v, start_kind, start, system)
-        w = walk(v, root, direction, depth, max_nodes or self.default_cap)  # type: ignore[arg-type]
+        cap = max_nodes or self.default_cap
+        w = walk(v, root, direction, depth, cap)  # type: ignore[arg-type]
+        walked = [
+            {"id": node_id, "kind": v["nodes"][node_id].get("kind"), "depth": where["depth"]}
+            for node_id, where in w.nodes.items()
+        ]
+        head = {"start": root, "direction": direction, "total_nodes": len(walked)}
+        if detail == "summary":  # the graph's size before its nodes: no health read
+            summary = paging.graph_summary(walked, w.edges, kind_key="kind")
+            body = {**head, "nodes": [], "edges": [], "unresolved": [], "summary": summary,
+                    "truncated": w.truncated, "next_cursor": None}  # fmt: skip
+            return as_result({**body, "provenance": store.provenance(snapshot, lineage, {})})
+        query = ("lineage_trace", root, direction, depth, cap)
+        shown, edges = paging.graph_page(
+            walked, w.edges, limit, cursor, version=snapshot.version, query=query, cap=cap, default=cap,
+            node_key="id",
+        )  # fmt: skip
+        on_page = {n["id"] for n in shown.items}
         health, joined = store.health_now()
         nodes = []
-        for node_id, where in w.nodes.items():
+        for node_id in (n["id"] for n in shown.items):
+            where = w.nodes[node_id]
             node = v["nodes"][node_id]
             h = health.of(node)
             nodes.append(
@@ -67,14 +89,13 @@ class LineageService:
                     "built_by": builders_of(v, node_id),
                 }
             )
-        unresolved = [u for u in lineage.get("unresolved") or [] if u.get("node") in w.nodes]
+        unresolved = [u for u in lineage.get("unresolved") or [] if u.get("node") in on_page]
         body = {
-            "start": root,
-            "direction": direction,
+            **head,
             "nodes": nodes,
-            "edges": w.edges,
-            "total_nodes": len(nodes),
-            "truncated": w.truncated,
+            "edges": edges,
+            "truncated": shown.truncated or w.truncated,
+            "next_cursor": shown.next_cursor,
             "unresolved": unresolved,
         }
         return as_result({**body, "provenance": store.provenance(snapshot, lineage, joined)})
@@ -109,12 +130,12 @@ class LineageService:
         limit: int,
         cursor: str | None,
         live: bool,
+        until: str | None = None,
     ) -> ToolResult:
         tool = "lineage_what_changed"
-        try:
-            since_at = parse_since(since, time.time())
-        except ValueError as exc:
-            raise ToolFailure("invalid_argument", str(exc)) from None
+        now = time.time()
+        since_at = paging.parse_moment(since, now, "since")
+        in_window = paging.window_matcher(None, until, now)
         store = self.store
         snapshot, lineage, v = store.graph()
         root = self.start_of(v, start_kind, start, system)
@@ -127,11 +148,10 @@ class LineageService:
         records = store.records(health, joined, lineage, snapshot.version)
         commits, notes = git_commits(self.ctx.settings, chain_files(v, chain), since_at)
         events = Timeline(v, chain, records, findings, since_at).build(commits)
+        if until is not None:
+            events = [e for e in events if in_window(e["_at"])]
         self.record(tool, observed)
-        try:
-            shown, next_cursor = page(events, limit, cursor)
-        except CursorError as exc:
-            raise ToolFailure("invalid_argument", str(exc)) from None
+        shown, next_cursor = page(events, limit, cursor)
         notes += [
             f"not probed live ({m['why']}): {m['probe']} {m['node'] or ''}".strip()
             for m in findings.not_reached

@@ -10,6 +10,7 @@ from pydantic import Field
 from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, tool
 from mcp_bridge.toolsets.lineage.service import LineageService
 from mcp_bridge.toolsets.schemas.lineage import IncidentAnswer, TraceAnswer, WhatChangedAnswer
+from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Until
 
 StartKind = Annotated[
     Literal["dashboard", "tile", "table", "dbt_node", "job"],
@@ -59,15 +60,23 @@ class LineageTools:
         max_nodes: Annotated[
             int | None, Field(ge=1, le=5000, description="Node cap (default lineage.max_nodes, 300).")
         ] = None,
+        limit: GraphLimit = None,
+        cursor: Cursor = None,
+        detail: Detail = "full",
     ) -> ToolResult:
         """The chain across systems from a dashboard, tile, table, dbt node or job: BI tiles, the warehouse
         tables they read, the dbt models that build those tables and their sources, plus the job or DAG that
         builds each model — every hop with its latest health (dbt run status and tests, source freshness,
         drift, the builder's last run, the tile's health) and every edge with how it was inferred.
 
-        Bounded by depth and a node cap (`truncated: true` when cut). Start from a job to see what it builds.
+        Bounded by depth and a node cap (`truncated: true` when cut). Nodes are paged nearest first, each page
+        with its edges and unresolved links (limit, default the node cap; cursor -> next_cursor;
+        docs/PAGING.md). detail=summary answers only `summary` (nodes per depth and per kind), no health read.
+        Start from a job to see what it builds.
         """
-        return self.service.trace(start_kind, start, system, direction, depth, max_nodes)
+        return self.service.trace(
+            start_kind, start, system, direction, depth, max_nodes, limit, cursor, detail
+        )
 
     @tool(READ_ONLY_OPEN_WORLD, answer=IncidentAnswer)
     def lineage_explain_incident(
@@ -99,17 +108,18 @@ class LineageTools:
             ),
         ] = "7d",
         system: System = None,
-        limit: Annotated[int, Field(ge=1, le=500, description="Events per page.")] = 50,
-        cursor: Annotated[
-            str | None, Field(max_length=512, description="next_cursor of the previous page.")
-        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="Events per page (docs/PAGING.md).")] = 50,
+        cursor: Cursor = None,
         live: Live = True,
+        until: Until = None,
     ) -> ToolResult:
         """What changed along the chain upstream of a dashboard, tile, table, dbt node or job since a moment,
         newest first, each event with its source: schema changes of its tables (snapshot history, what live
         tools observed, and a live read now), dbt runs and their outcome (incl. a newer run in the target
         folder and a dbt invocation that failed at parse), runs of the jobs and DAGs that build its models,
         freshness transitions of its sources, BI health transitions of its tiles, and commits to the dbt
-        project that touched its files (git: author, time, message, files). Paged with limit and cursor.
+        project that touched its files (git: author, time, message, files). Paged with limit and cursor
+        (docs/PAGING.md: the cursor is the last event's sort key, so pages hold while new events arrive);
+        since/until bound the window.
         """
-        return self.service.what_changed(start_kind, start, since, system, limit, cursor, live)
+        return self.service.what_changed(start_kind, start, since, system, limit, cursor, live, until)

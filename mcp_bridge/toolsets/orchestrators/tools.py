@@ -3,10 +3,12 @@ work."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ade_platform.lib import paging
 from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, TRIGGER, tool
 from mcp_bridge.toolsets.orchestrators.service import OrchestratorService
 from mcp_bridge.toolsets.schemas.orchestrators import (
@@ -17,6 +19,7 @@ from mcp_bridge.toolsets.schemas.orchestrators import (
     TaskStatus,
     Triggered,
 )
+from mcp_bridge.toolsets.schemas.paging import Cursor, Limit, Since, Until
 
 Backend = Annotated[
     Literal["airflow", "prefect", "dagster"],
@@ -152,7 +155,29 @@ class OrchestratorTools:
         dag_id: DagId,
         backend: Backend,
         lookback_days: Annotated[int, Field(ge=1, le=365, description="Days of history. Default: 7.")] = 7,
+        state: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=40,
+                description="Only runs in this state, in the backend's words (success, failed; COMPLETED, "
+                "FAILED; SUCCESS, FAILURE), case-insensitive.",
+            ),
+        ] = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> RunHistory:
         """Runs of a DAG over the lookback window, newest first, with success/failure counts and the mean
-        duration: for flapping pipelines, degrading run times and failure frequency."""
-        return self.service.run_history(dag_id, backend, lookback_days)
+        duration (over the whole window): for flapping pipelines, degrading run times and failure frequency.
+        `runs` is paged (limit, cursor -> next_cursor; docs/PAGING.md) and filtered by state and since/until
+        (on execution_date, inside the window); total counts the runs that pass the filters."""
+        answer = self.service.run_history(dag_id, backend, lookback_days)
+        in_state = paging.state_matcher(state)
+        in_window = paging.window_matcher(since, until, time.time())
+        query = ("orchestrator_get_run_history", backend, dag_id, lookback_days, state, since, until)
+        return paging.page_answer(  # type: ignore[return-value]
+            dict(answer), "runs", limit, cursor, query=query, item_key=lambda r: r["run_id"],
+            keep=lambda r: in_state(r.get("state")) and in_window(r.get("execution_date")),
+        )  # fmt: skip

@@ -13,6 +13,7 @@ from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
 from ade_platform.lib.bi.shapes import TableRef
 from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.dbt import _spec_list
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -27,7 +28,7 @@ class DashboardListItem(OpenShape):
     url: str | None
 
 
-class DashboardList(OpenShape):
+class DashboardList(Paged):
     tool: str
     dashboards: Annotated[list[DashboardListItem], _spec_list("the accessible dashboards")]
     total: int
@@ -55,12 +56,13 @@ class ElementOut(OpenShape):
     dashboard_filters: dict[str, Any]
 
 
-class DashboardElements(OpenShape):
+class DashboardElements(Paged):
     dashboard_id: str
     tool: str
     title: str
     elements: Annotated[list[ElementOut], _spec_list("the dashboard's tiles")]
     element_count: int
+    total: int
     errors_checked_at: str | None
     # the dashboard changed after that health check: its has_error flags may describe tiles it no longer has
     errors_stale: bool

@@ -14,6 +14,7 @@ from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN, OpenShape
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -36,14 +37,14 @@ LineageEdge = with_config(OPEN)(
 )  # `from` is a Python keyword
 
 
-class LineageAnswer(OpenShape):
+class LineageAnswer(Paged):
     root_node: str
     direction: Literal["upstream", "downstream"]
     depth: int | None
     nodes: list[LineageNode]
     edges: list[LineageEdge]
     total_nodes: int
-    truncated: bool
+    summary: NotRequired[GraphSummary]
     provenance: Provenance
 
 
@@ -57,13 +58,12 @@ class AffectedNode(OpenShape):
     has_downstream_dependents: bool
 
 
-class BlastRadiusAnswer(OpenShape):
+class BlastRadiusAnswer(Paged):
     node_id: str
     affected: Annotated[
         list[AffectedNode], _spec_list("every node downstream (seeds excluded), nearest first")
     ]
     total_affected: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -85,7 +85,7 @@ class ModelTest(OpenShape):
     tags: list[str]
 
 
-class ModelTestsAnswer(OpenShape):
+class ModelTestsAnswer(Paged):
     model_name: str | None
     node_id: str
     tests: Annotated[list[ModelTest], _spec_list("the tests on the model; empty when it is untested")]
@@ -135,7 +135,7 @@ class DbtInvocationInfo(OpenShape):
     ]
 
 
-class FailedModelsAnswer(OpenShape):
+class FailedModelsAnswer(Paged):
     run_id: str | None
     command: str | None
     run_started_at: str | None
@@ -152,7 +152,6 @@ class FailedModelsAnswer(OpenShape):
     total_results: int
     count_by_status: dict[str, int]
     results_not_in_manifest: int | None
-    truncated: bool
     invocation: NotRequired[DbtInvocationInfo]
     provenance: Provenance
 
@@ -228,7 +227,7 @@ class PiiFinding(OpenShape):
     risk_level: Literal["high", "medium", "low"]
 
 
-class PiiAnswer(OpenShape):
+class PiiAnswer(Paged):
     findings: Annotated[
         list[PiiFinding], _spec_list("columns that look personal, riskiest and untagged first")
     ]
@@ -236,7 +235,6 @@ class PiiAnswer(OpenShape):
     count_by_risk: dict[str, int]
     untagged: int
     catalog_used: bool
-    truncated: bool
     provenance: Provenance
 
 
@@ -256,14 +254,13 @@ class SourceFreshness(OpenShape):
     error_message: NotRequired[str]
 
 
-class SourceFreshnessAnswer(OpenShape):
+class SourceFreshnessAnswer(Paged):
     generated_at: str | None
     elapsed_seconds: float | None
     sources: list[SourceFreshness]
     total: int
     count_by_status: dict[str, int]
     results_not_in_manifest: int | None
-    truncated: bool
     provenance: Provenance
 
 
@@ -288,11 +285,10 @@ class SelectStarModel(OpenShape):
     compiled_sql_snippet: str
 
 
-class SelectStarAnswer(OpenShape):
+class SelectStarAnswer(Paged):
     models: Annotated[list[SelectStarModel], _spec_list("models that select a star, propagating ones first")]
     total: int
     propagating_total: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -358,7 +354,7 @@ class ProjectModel(OpenShape):
     description: NotRequired[str]
 
 
-class ModelListAnswer(OpenShape):
+class ModelListAnswer(Paged):
     models: Annotated[
         list[ProjectModel],
         _spec_list(
@@ -366,7 +362,6 @@ class ModelListAnswer(OpenShape):
         ),
     ]
     total: int
-    truncated: bool
     provenance: Provenance
 
 
@@ -378,8 +373,7 @@ class Reference(OpenShape):
     line_number: int
 
 
-class ReferencesAnswer(OpenShape):
+class ReferencesAnswer(Paged):
     references: Annotated[list[Reference], _spec_list("one entry per ref() or source() call found")]
     total: int
-    truncated: bool
     provenance: Provenance

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.dbt import _spec_list
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -101,11 +102,12 @@ class JobEntry(OpenShape):
     tracked: bool
 
 
-class JobsAnswer(OpenShape):
+class JobsAnswer(Paged):
     project_id: int
     environment_id: int | None
     jobs: Annotated[list[JobEntry], _spec_list("the project's jobs")]
     count: int
+    total: int
     provenance: Provenance
 
 
@@ -121,10 +123,11 @@ class SourceFreshness(OpenShape):
     error: str | None
 
 
-class FreshnessAnswer(OpenShape):
+class FreshnessAnswer(Paged):
     job_id: int
     run_id: int
     run_status: str
     run_finished_at: str | None
     sources: list[SourceFreshness]
+    total: int
     provenance: Provenance

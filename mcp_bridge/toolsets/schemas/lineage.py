@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from ade_platform.lib.lineage.conditions import CAUSES
 from ade_platform.lib.shapes import OPEN, OpenShape
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 
 Cause = Literal[CAUSES]  # type: ignore[valid-type]
 
@@ -78,16 +79,17 @@ TraceEdge = with_config(OPEN)(
 )
 
 
-class TraceAnswer(OpenShape):
+class TraceAnswer(Paged):
     start: str
     direction: str
     nodes: list[TraceNode]
     edges: list[TraceEdge]
     total_nodes: int
-    truncated: bool
     unresolved: Annotated[
-        list[dict[str, Any]], Field(description="What could not be linked on this chain, and why.")
+        list[dict[str, Any]],
+        Field(description="What could not be linked on this chain, and why (for this page's nodes)."),
     ]
+    summary: NotRequired[GraphSummary]
     provenance: LineageProvenance
 
 
@@ -202,15 +204,11 @@ class ChangeEvent(OpenShape):
     detail: dict[str, Any]
 
 
-class WhatChangedAnswer(OpenShape):
+class WhatChangedAnswer(Paged):
     start: str
     since: str
     events: list[ChangeEvent]
     total_events: int
-    truncated: bool
-    next_cursor: Annotated[
-        str | None, Field(description="Pass as cursor for the next page; null on the last.")
-    ]
     chain_nodes: int
     notes: Annotated[list[str], Field(description="What could not be read (no git repository, budget, ...).")]
     live: LiveReport

@@ -13,6 +13,7 @@ from ade_platform.lib.orchestrators.patterns import PatternResult
 from ade_platform.lib.orchestrators.runs import HistoryRun, RunRecord
 from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.dbt import _spec_list
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -57,11 +58,12 @@ class DetectedPatterns(OpenShape):
     matched_signatures: list[str]
 
 
-class RunHistory(OpenShape):
+class RunHistory(Paged):
     dag_id: str
     lookback_days: int
     runs: list[HistoryRun]
     total_runs: int
+    total: int
     success_count: int
     failure_count: int
     avg_duration_seconds: float | None

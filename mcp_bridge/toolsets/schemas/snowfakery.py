@@ -13,6 +13,7 @@ from typing import Any, Literal, NotRequired
 from pydantic import BaseModel, Field
 
 from ade_platform.lib.shapes import OpenShape
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.snowflake import LiveProvenance
 
 
@@ -57,9 +58,10 @@ class ExampleItem(OpenShape):
     uri: str
 
 
-class ExampleList(OpenShape):
+class ExampleList(Paged):
     examples: list[ExampleItem]
     count: int
+    total: int
     source: Literal["bundled", "docs_dir"]
 
 
@@ -89,10 +91,11 @@ class DocHit(OpenShape):
     snippet: str
 
 
-class DocSearch(OpenShape):
+class DocSearch(Paged):
     query: str
     results: list[DocHit]
     count: int
+    total: NotRequired[int]
 
 
 # -- validation and analysis ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pydantic import with_config
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN, OpenShape
+from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
 
 Row = dict[str, Any]
 
@@ -91,11 +92,11 @@ class ScalarAnswer(QueryAnswer):
 
 
 # -- discovery -----------------------------------------------------------------------------------------------
-class ObjectList(OpenShape):
+class ObjectList(Paged):
     objectType: str
     objects: list[Row]
     count: int
-    truncated: bool
+    total: NotRequired[int]
     provenance: Provenance
 
 
@@ -130,15 +131,15 @@ class DependencyRow(OpenShape):
     DEPENDENCY_TYPE: str
 
 
-class LineageAnswer(ObjectRef):
+class LineageAnswer(ObjectRef, Paged):
     direction: Literal["upstream", "downstream", "both"]
     depth: int | None
     nodes: list[LineageNode]
     edges: list[Edge]  # type: ignore[valid-type]
-    truncated: bool
     lineage: list[DependencyRow]
     source: Literal["object_dependencies", "view_definitions"]
     note: str
+    summary: NotRequired[GraphSummary]
     provenance: Provenance
 
 
@@ -149,8 +150,9 @@ class Dependency(OpenShape):
     REFERENCE_OBJECT_TYPE: str
 
 
-class DependenciesAnswer(ObjectRef):
+class DependenciesAnswer(ObjectRef, Paged):
     dependencies: list[Dependency]
+    total: int
     source: Literal["object_dependencies", "view_definitions", "routine_definition"]
     note: str
     provenance: Provenance

@@ -12,6 +12,7 @@ from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN, OpenShape
+from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
@@ -66,8 +67,12 @@ class WarehouseSchemaAnswer(OpenShape):
     table_count: NotRequired[int]
     column_count: int
     truncated: NotRequired[
-        Annotated[bool, Field(description="Whole schema: true when tables were left out at the column cap.")]
+        Annotated[bool, Field(description="Whole schema: true when more tables follow (next_cursor).")]
     ]
+    next_cursor: NotRequired[
+        Annotated[str | None, Field(description="Whole schema: pass as cursor for the next page of tables.")]
+    ]
+    total: NotRequired[Annotated[int, Field(description="Whole schema: tables in the schema.")]]
     warehouse: str
     provenance: Provenance
 
@@ -161,9 +166,10 @@ class HistoryEntry(OpenShape):
     execution_status: Any
 
 
-class QueryHistoryAnswer(OpenShape):
+class QueryHistoryAnswer(Paged):
     queries: list[HistoryEntry]
-    total_returned: int
+    total_returned: Annotated[int, Field(description="Queries on this page.")]
+    total: NotRequired[Annotated[int, Field(description="Queries found; absent when 1000 or more.")]]
     lookback_days: int
     warehouse: str
     provenance: Provenance

@@ -9,9 +9,11 @@ from fastmcp import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from ade_platform.lib import paging
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import READ_ONLY, tool
+from mcp_bridge.toolsets.schemas.paging import Cursor, Limit, NamePattern
 from mcp_bridge.toolsets.schemas.snowfakery import (
     Analysis,
     Capabilities,
@@ -31,6 +33,7 @@ from mcp_bridge.toolsets.schemas.snowfakery import (
 )
 from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, example_item, example_uri
 
+SEARCH_HITS = 100  # the best hits of a docs search, paged
 SANDBOXED = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False
 )
@@ -88,18 +91,27 @@ class SnowfakeryTools:
         prefix: Annotated[
             str | None, Field(max_length=200, description="Only names starting with this.")
         ] = None,
+        name_pattern: NamePattern = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> ExampleList:
         """Example recipes (one per language feature, or the configured docs folder's examples).
 
-        Each has a name, a short description from its first comment block, and its resource URI.
+        Each has a name, a short description from its first comment block, and its resource URI. Paged
+        (limit, cursor -> next_cursor; docs/PAGING.md); prefix and name_pattern filter on the name.
         """
         with self.services.scrubbed() as service:
             examples = service.content.examples(prefix)
-            return {
+            answer = {
                 "examples": [example_item(e) for e in examples],
                 "count": len(examples),
                 "source": service.content.source("examples"),
             }
+        named = paging.name_matcher(name_pattern)
+        return paging.page_answer(  # type: ignore[return-value]
+            answer, "examples", limit, cursor, query=("list_examples", prefix, name_pattern),
+            item_key=lambda e: e["name"], keep=lambda e: named(e["name"]),
+        )  # fmt: skip
 
     @tool(READ_ONLY)
     def get_example(
@@ -142,12 +154,19 @@ class SnowfakeryTools:
     def search_docs(
         self,
         query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
-        limit: Annotated[int, Field(ge=1, le=20, description="Most results to return.")] = 5,
+        limit: Annotated[int, Field(ge=1, le=20, description="Most results to return (per page).")] = 5,
+        cursor: Cursor = None,
     ) -> DocSearch:
-        """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI."""
+        """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI.
+        Paged: the best 100 hits, limit per page (cursor -> next_cursor; docs/PAGING.md)."""
         with self.services.scrubbed() as service:
-            results = service.content.search(query, limit)
-            return {"query": query, "results": results, "count": len(results)}
+            hits = service.content.search(query, SEARCH_HITS)
+        version = paging.live_version(hits, key=lambda h: (h["doc"], h["line"]))
+        shown = paging.page(
+            hits, limit, cursor, version=version, query=("search_docs", query), cap=20, default=5,
+            total=len(hits) if len(hits) < SEARCH_HITS else None,
+        )  # fmt: skip
+        return {"query": query, "results": shown.items, "count": len(shown.items), **shown.fields()}  # type: ignore[typeddict-item]
 
     @tool(SANDBOXED)
     def validate_recipe(

@@ -3,14 +3,16 @@ shapes. The runtime in service.py does the work: every call an audited live run 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastmcp.tools import ToolResult
 from mcp.types import TextContent
 from pydantic import Field
 
+from ade_platform.lib import paging
 from ade_platform.lib.snowflake.objects import OBJECT_TYPES
 from mcp_bridge.toolsets.base import DESTRUCTIVE, READ_ONLY_OPEN_WORLD, SYNC, tool
+from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Limit
 from mcp_bridge.toolsets.schemas.snowflake import (
     DdlAnswer,
     DdlResult,
@@ -97,17 +99,25 @@ class SnowflakeTools:
             str | None, Field(max_length=255, description="SQL LIKE pattern on the name.")
         ] = None,
         connection: Connection = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> ObjectList:
         """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
         or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
-        and people's details are removed."""
+        and people's details are removed. Paged (limit, cursor -> next_cursor; docs/PAGING.md); `like` is the
+        name filter."""
         service, _ = self.rt.services(connection)
-        return self.rt.audited(
+        answer = self.rt.audited(
             "list_objects",
             {"objectType": objectType, "database": database, "schema": schema, "like": like},
             connection,
             lambda: service.list_objects(objectType, database, schema, like),
         )
+        query = ("list_objects", connection, objectType, database, schema, like)
+        return paging.page_answer(  # type: ignore[return-value]
+            answer, "objects", limit, cursor, query=query, cut_at_source=answer["truncated"],
+            item_key=lambda r: (r.get("database_name"), r.get("schema_name"), r.get("name")),
+        )  # fmt: skip
 
     @tool(READ_ONLY_OPEN_WORLD)
     def describe_object(
@@ -162,17 +172,26 @@ class SnowflakeTools:
         ] = "both",
         connection: Connection = None,
         depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; null = all.")] = None,
+        limit: GraphLimit = None,
+        cursor: Cursor = None,
+        detail: Detail = "full",
     ) -> LineageAnswer:
         """Upstream/downstream dependencies of a table or view (OBJECT_DEPENDENCIES; where unavailable,
         sqlglot over view definitions - `source` and `note` say so). `lineage` lists the edges as
         OBJECT_DEPENDENCIES rows (REFERENCED_* / REFERENCING_*, as the spec returns them); `nodes` carry hop
-        distance and side, `edges` the same edges as from/to names."""
+        distance and side, `edges` the same edges as from/to names. Nodes are paged nearest first, each page
+        with its edges (limit, cursor -> next_cursor; docs/PAGING.md); detail=summary answers only `summary`
+        (nodes per distance and per type) with empty lists."""
         service, _ = self.rt.services(connection)
-        return self.rt.audited(
+        answer = self.rt.audited(
             "get_lineage",
             {"objectName": objectName, "objectType": objectType, "direction": direction, "depth": depth},
             connection,
             lambda: service.get_lineage(objectName, objectType, database, schema, direction, depth),
+        )
+        query = ("get_lineage", connection, objectName, objectType, database, schema, direction, depth)
+        return _lineage_page(
+            answer, limit, cursor, detail, query, self.rt.ctx.settings.limits.max_lineage_nodes
         )
 
     @tool(READ_ONLY_OPEN_WORLD)
@@ -186,15 +205,22 @@ class SnowflakeTools:
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> DependenciesAnswer:
         """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
-        carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type."""
+        carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type. Paged
+        (limit, cursor -> next_cursor; docs/PAGING.md)."""
         service, _ = self.rt.services(connection)
-        return self.rt.audited(
+        answer = self.rt.audited(
             "get_dependencies",
             {"objectName": objectName, "objectType": objectType},
             connection,
             lambda: service.get_dependencies(objectName, objectType, database, schema),
+        )
+        query = ("get_dependencies", connection, objectName, objectType, database, schema)
+        return paging.page_answer(  # type: ignore[return-value]
+            answer, "dependencies", limit, cursor, query=query, item_key=lambda d: d["name"]
         )
 
     @tool(SYNC)
@@ -281,3 +307,35 @@ class SnowflakeTools:
         reading an earlier result (SESSION_STATE_REFUSED), and (unless guardrail.allowDdlWithQueries)
         CREATE ... AS SELECT."""
         return self.rt.execute_ddl(ddl, connection, cause)
+
+
+def _lineage_page(
+    answer: dict[str, Any],
+    limit: int | None,
+    cursor: str | None,
+    detail: str,
+    query: tuple[Any, ...],
+    nodes: int,
+) -> dict[str, Any]:
+    """get_lineage's page: nodes nearest first, the edges (and their `lineage` rows, one per edge) whose
+    farther end is on it; `truncated` also when the walk itself stopped at snowflake's node limit."""
+    walk_cut = bool(answer["truncated"])
+    if detail == "summary":
+        summary = paging.graph_summary(
+            answer["nodes"], answer["edges"], kind_key="type", depth_key="distance"
+        )
+        return {**answer, "nodes": [], "edges": [], "lineage": [], "summary": summary,
+                "next_cursor": None, "truncated": walk_cut}  # fmt: skip
+    version = paging.live_version([answer["nodes"], answer["edges"]])
+    shown, edges = paging.graph_page(
+        answer["nodes"], answer["edges"], limit, cursor, version=version, query=query, cap=nodes,
+        default=nodes, node_key="name",
+    )  # fmt: skip
+    on_page = {(e["from"], e["to"]) for e in edges}
+    rows = [
+        row
+        for e, row in zip(answer["edges"], answer["lineage"], strict=True)
+        if (e["from"], e["to"]) in on_page
+    ]
+    return {**answer, "nodes": shown.items, "edges": edges, "lineage": rows, "next_cursor": shown.next_cursor,
+            "truncated": shown.truncated or walk_cut}  # fmt: skip

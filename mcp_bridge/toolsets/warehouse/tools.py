@@ -3,6 +3,7 @@ published ones; what they do beyond their parameters is in service.py."""
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ade_platform.clients.warehouses import WarehouseError
+from ade_platform.lib import paging
 from ade_platform.lib.live_observations import newer_freshness, schema_with_observations
 from ade_platform.lib.warehouse import freshness
 from ade_platform.lib.warehouse import schema as wschema
@@ -17,6 +19,7 @@ from ade_platform.lib.warehouse.types import is_temporal
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY_OPEN_WORLD, tool
+from mcp_bridge.toolsets.schemas.paging import Cursor, Limit
 from mcp_bridge.toolsets.schemas.warehouse import (
     DriftAnswer,
     DuplicatesAnswer,
@@ -28,8 +31,8 @@ from mcp_bridge.toolsets.schemas.warehouse import (
 )
 from mcp_bridge.toolsets.warehouse.service import WarehouseService, split, table_index, unreadable
 
-HISTORY_ROWS = 100
-MAX_SCHEMA_COLUMNS = 5000
+HISTORY_ROWS = paging.MAX_LIMIT  # the newest queries read per call, paged
+MAX_SCHEMA_COLUMNS = 5000  # columns per page of a whole schema
 Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
 WarehouseName = Annotated[
     str | None,
@@ -105,11 +108,14 @@ class WarehouseTools:
             str | None, Field(max_length=512, description="One table of the schema; default: all tables.")
         ] = None,
         warehouse: WarehouseName = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Columns of a schema or one table as INFORMATION_SCHEMA.COLUMNS reports them (names, ordinal
         positions, types, nullability, defaults, lengths, precision). One table is read live (one catalog
         query, provenance source "live"), falling back to the latest schema snapshot, flagged stale with the
-        error code, when the warehouse is unreachable; a whole schema comes from the snapshot."""
+        error code, when the warehouse is unreachable; a whole schema comes from the snapshot, its `tables`
+        paged (limit tables, a page ending early at 5000 columns; cursor -> next_cursor; docs/PAGING.md)."""
         service = self.service
         name, _ = service.pick(warehouse)
         parts = split(schema_name)
@@ -129,11 +135,13 @@ class WarehouseTools:
             if snapshot is None:
                 raise unreadable(name, error)
             data, seen = schema_with_observations(self.ctx.reader, name, snapshot)  # newer live reads win
-            body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
+            body = wschema.schema_view(data, parts, table_name, sys.maxsize)
             return service.fallback(snapshot, error, {**body, "warehouse": name}, seen)
         snapshot = service.schema_snapshot(name)
         data, seen = schema_with_observations(self.ctx.reader, name, snapshot)
-        body = wschema.schema_view(data, parts, table_name, MAX_SCHEMA_COLUMNS)
+        body = wschema.schema_view(data, parts, table_name, sys.maxsize)
+        if table_name is None:
+            body = _page_of_tables(body, limit, cursor, ("warehouse_get_schema", name, schema_name.lower()))
         return self.ctx.cached_answer(snapshot, {**body, "warehouse": name}, observations=seen)
 
     @tool(READ_ONLY_OPEN_WORLD, answer=DriftAnswer)
@@ -227,10 +235,14 @@ class WarehouseTools:
         ],
         lookback_days: Annotated[int, Field(ge=1, le=30, description="Days back to search (max 30).")] = 7,
         warehouse: WarehouseName = None,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Recent queries that mention a table (Snowflake ACCOUNT_USAGE.QUERY_HISTORY, BigQuery
-        INFORMATION_SCHEMA.JOBS), newest first, at most 100; literals are stripped from the query text.
-        DuckDB keeps no query history (not_implemented)."""
+        INFORMATION_SCHEMA.JOBS), newest first, the newest 1000 read; literals are stripped from the query
+        text. Paged (limit, cursor -> next_cursor; docs/PAGING.md): table_pattern is the name filter and
+        lookback_days the window; a cursor is refused once newer queries arrived. DuckDB keeps no query
+        history (not_implemented)."""
         name, wh = self.service.pick(warehouse)
         if wh.type == "duckdb":
             raise ToolFailure(
@@ -243,9 +255,15 @@ class WarehouseTools:
 
         def run() -> dict[str, Any]:
             queries = wc.query_history(pattern, lookback_days, HISTORY_ROWS)
+            shown = paging.page(
+                queries, limit, cursor, version=paging.live_version(queries, key=lambda q: q.get("query_id")),
+                query=("warehouse_get_query_history", name, pattern, lookback_days),
+                total=len(queries) if len(queries) < HISTORY_ROWS else None,
+            )  # fmt: skip
             return {
-                "queries": queries,
-                "total_returned": len(queries),
+                "queries": shown.items,
+                "total_returned": len(shown.items),
+                **shown.fields(),
                 "lookback_days": lookback_days,
                 "warehouse": name,
             }
@@ -307,3 +325,15 @@ class WarehouseTools:
 
         args = {"table_name": table_name, "key_columns": key_columns, "warehouse": name}
         return self.service.live("warehouse_detect_duplicates", name, args, run)
+
+
+def _page_of_tables(
+    body: dict[str, Any], limit: int | None, cursor: str | None, query: tuple[Any, ...]
+) -> dict[str, Any]:
+    """A whole schema's page of tables; the version is the tables' names and column counts, so a cursor is
+    refused once a table or column came or went."""
+    tables = body["tables"]
+    version = paging.live_version(tables, key=lambda t: (t["table_name"], t["column_count"]))
+    budget = (lambda t: t["column_count"], MAX_SCHEMA_COLUMNS)
+    shown = paging.page(tables, limit, cursor, version=version, query=query, budget=budget)
+    return {**body, "tables": shown.items, **shown.fields()}
