@@ -9,6 +9,7 @@ failed without writing artifacts (a parse error).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ade_platform.lib.lineage.conditions import (
@@ -116,30 +117,17 @@ class Gatherer(JobConditions):
             return newer[uid], True
         return self.records.health.results.get(uid), False
 
+    def _run_streak(
+        self, holds: Callable[[dict[str, str]], bool | None], since: float | None = None
+    ) -> Onset:
+        """Since when the run-results history shows what `holds` tests of a run's statuses."""
+        return status_streak(self.records, RUN_RESULTS, "statuses", run_statuses, holds, since)
+
     def _run_onset(self, uid: str, statuses: frozenset[str], live: bool) -> Onset:
-        if live:
-            run = self.live.run_results or {}
-            snap = str((self.records.health.results.get(uid) or {}).get("status") or "").lower()
-            if snap in statuses:
-                prior = status_streak(
-                    self.records,
-                    RUN_RESULTS,
-                    "statuses",
-                    run_statuses,
-                    lambda m: _holds(m, uid, statuses),
-                    None,
-                )
-                return prior
-            ref = self.records.ref(RUN_RESULTS)
-            return Onset(at=run.get("generated_at"), after=ref.at if ref else None, origin="live")
-        return status_streak(
-            self.records,
-            RUN_RESULTS,
-            "statuses",
-            run_statuses,
-            lambda m: _holds(m, uid, statuses),
-            None,
-        )
+        snap = str((self.records.health.results.get(uid) or {}).get("status") or "").lower()
+        if live and snap not in statuses:
+            return self._after_snapshot((self.live.run_results or {}).get("generated_at"), RUN_RESULTS)
+        return self._run_streak(lambda m: _holds(m, uid, statuses))
 
     def _run_source(self, live: bool) -> dict[str, Any]:
         if live:
@@ -221,13 +209,8 @@ class Gatherer(JobConditions):
                 summary=f"{len(failing)} test(s) on {node.get('name')} did not pass",
                 evidence={"failing": failing[:10]},
                 source=self._run_source(live),
-                onset=status_streak(
-                    self.records,
-                    RUN_RESULTS,
-                    "statuses",
-                    run_statuses,
-                    lambda m: _any_holds(m, tests, FAILED_DBT | {"warn"}),
-                    self.now if live else None,
+                onset=self._run_streak(
+                    lambda m: _any_holds(m, tests, FAILED_DBT | {"warn"}), self.now if live else None
                 ),
                 next_tool=next_tool("dbt_get_model_tests", model_name=uid),
                 name=node.get("name"),
@@ -282,13 +265,8 @@ class Gatherer(JobConditions):
             if status not in STALE:
                 return
             max_loaded = live.get("max_loaded_at")
-            if snap_status == status:
-                onset = status_streak(
-                    self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
-                )
-            else:
-                ref = self.records.ref(SOURCES)
-                onset = Onset(at=live["observed_at"], after=ref.at if ref else None, origin="live")
+            # new since the snapshot: it began after it; as stale there: dated by the snapshots' history (below)
+            onset = None if snap_status == status else self._after_snapshot(live["observed_at"], SOURCES)
             source = live_source(live["observed_at"])
             evidence = {
                 k: live.get(k) for k in ("status", "max_loaded_at", "hours_since_load", "loaded_at_field")
@@ -298,14 +276,15 @@ class Gatherer(JobConditions):
                 "error_after": live.get("error_after"),
             }
         elif snap_status in STALE:
-            status, max_loaded = snap_status, snap.get("max_loaded_at")
-            onset = status_streak(
-                self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
-            )
+            status, max_loaded, onset = snap_status, snap.get("max_loaded_at"), None
             source = snapshot_source(self.records, SOURCES, self.now)
             evidence = {"status": status, "max_loaded_at": max_loaded}
         else:
             return
+        if onset is None:
+            onset = status_streak(
+                self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
+            )
         hours = evidence.get("hours_since_load")
         change = "stopped loading" if status in ("error", "runtime error") else "is late"
         if isinstance(hours, (int, float)):
@@ -363,9 +342,7 @@ class Gatherer(JobConditions):
                 change=f"names {', '.join(missing)}, which {tables} does not have",
                 summary=f"the tile's SQL names {', '.join(missing)}, which {tables} does not have",
                 evidence={"missing_columns": missing, "tables": read, "models": models},
-                source=live_source(self.now)
-                if live
-                else snapshot_source(self.records, "cross_stack_lineage", self.now),
+                source=self._source(live, self.now, "cross_stack_lineage"),
                 onset=Onset(at=None, origin="tile_sql"),  # no table ever had it: when the SQL changed
                 next_tool=next_tool(
                     "warehouse_get_schema",
