@@ -229,6 +229,17 @@ def _schema_change(
     )
 
 
+def _column_change(
+    cat: Catalog, kind: str, table: str, column: str, tag: str, under: str, start: str
+) -> Scenario:
+    """A column of `table` renamed, dropped or retyped (`kind` column_<change>), named by what it is under and
+    explained from `start`."""
+    change = kind.split("_")[1]
+    apply, revert = _schema_change(cat, change, table, column, tag)
+    where = f"{cat.short(table)}.{column} {change} under {under}"
+    return Scenario(kind, where, cat.start_of(start), Expected("schema_change", table, column), apply, revert)
+
+
 def _tile_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Scenario | None:
     # a tile already failing or empty has a cause of its own: breaking more under it is no clean incident
     options = [
@@ -240,20 +251,11 @@ def _tile_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sce
         return None
     tile, table, cols = rng.choice(options)
     column = rng.choice(cols)
-    change = kind.split("_")[1]
-    apply, revert = _schema_change(cat, change, table, column, tag)
     start = tile
     dashboard = next((e["to"] for e in cat.down.get(tile, ()) if e["kind"] == "shown_on"), None)
     if dashboard is not None and dashboard not in cat.unhealthy and rng.random() < 0.3:
         start = dashboard
-    return Scenario(
-        kind,
-        f"{cat.short(table)}.{column} {change} under tile {cat.nodes[tile].get('name')!r}",
-        cat.start_of(start),
-        Expected("schema_change", table, column),
-        apply,
-        revert,
-    )
+    return _column_change(cat, kind, table, column, tag, f"tile {cat.nodes[tile].get('name')!r}", start)
 
 
 def _model_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Scenario | None:
@@ -271,19 +273,10 @@ def _model_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
     table, readers = rng.choice(options)
     cols = [c for c in cat.columns[cat.short(table)] if not c.startswith("_")]
     column = rng.choice(sorted(cols))
-    change = kind.split("_")[1]
-    apply, revert = _schema_change(cat, change, table, column, tag)
     model = rng.choice(readers)
     below = cat.downstream(model, {"model", "table", "tile"})
     start = rng.choice([model, *below[:6]])
-    return Scenario(
-        kind,
-        f"{cat.short(table)}.{column} {change} under model {cat.nodes[model].get('name')}",
-        cat.start_of(start),
-        Expected("schema_change", table, column),
-        apply,
-        revert,
-    )
+    return _column_change(cat, kind, table, column, tag, f"model {cat.nodes[model].get('name')}", start)
 
 
 # --- sources, builds, jobs -----------------------------------------------------------------------------------

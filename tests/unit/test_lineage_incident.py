@@ -158,6 +158,13 @@ def _history(**overrides: Any) -> dict[str, list[tuple[float, Any]]]:
     return out
 
 
+def _explain_orders(index: dict[str, Any], live: LiveFindings) -> dict[str, Any]:
+    """The incident report from the orders model, over one clean materialization at T0 and the live findings."""
+    return incident.explain(
+        _graph(index), "dbt:model.shop.orders", _records(index, _history()), live, "duckdb"
+    )
+
+
 def _live_orders(cols: list[tuple[str, str]] | None, at: float) -> dict[str, TableState]:
     table = _table("main", "orders", cols) if cols is not None else None
     return {"warehouse:wh:table:wh.main.orders": TableState("wh.main.orders", table, at)}
@@ -264,7 +271,6 @@ def test_a_model_failing_in_a_build_outside_ade_is_read_from_the_newer_run_resul
 
 
 def test_a_parse_error_without_artifacts_is_the_cause(index) -> None:
-    v = _graph(index)
     now = T0 + 600
     live = LiveFindings(
         now=now,
@@ -279,18 +285,17 @@ def test_a_parse_error_without_artifacts_is_the_cause(index) -> None:
             "finished_at": now - 15,
         },
     )
-    report = incident.explain(v, "dbt:model.shop.orders", _records(index, _history()), live, "duckdb")
+    report = _explain_orders(index, live)
     top = report["causes"][0]
     assert top["cause"] == "failed_invocation" and "parse" in top["change"], report["causes"]
     assert report["symptom"]["status"] == "failed" and report["confident"]
     # an older failed invocation than the published results says nothing now
     live.invocation = {**live.invocation, "finished_at": T0 - HOUR, "started_at": T0 - HOUR}
-    again = incident.explain(v, "dbt:model.shop.orders", _records(index, _history()), live, "duckdb")
+    again = _explain_orders(index, live)
     assert not any(c["cause"] == "failed_invocation" for c in again["causes"])
 
 
 def test_a_builder_run_that_failed_after_the_last_healthy_state_leads(index) -> None:
-    v = _graph(index)
     now = T0 + 600
     live = LiveFindings(
         now=now,
@@ -304,7 +309,7 @@ def test_a_builder_run_that_failed_after_the_last_healthy_state_leads(index) -> 
             }
         },
     )
-    report = incident.explain(v, "dbt:model.shop.orders", _records(index, _history()), live, "duckdb")
+    report = _explain_orders(index, live)
     top = report["causes"][0]
     assert (top["cause"], top["node"]) == ("failed_builder_run", "dbt_cloud:job:42"), report["causes"]
     assert top["next_tool"] == {"tool": "dbtcloud_get_last_run", "arguments": {"job_id": 42}}

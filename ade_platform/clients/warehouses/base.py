@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -204,6 +205,25 @@ class WarehouseClient(ABC):
     def close(self) -> None:
         """Release pooled resources (clients open connections per call; most have nothing to do)."""
         return None
+
+
+class ServiceWarehouseClient(WarehouseClient):
+    """A warehouse reached as a service (Snowflake, BigQuery): its ade.yaml section, and one driver handle (a
+    connection, an API client) opened on first use, shared under a lock, and closed by close()."""
+
+    def __init__(self, name: str, settings: Any, timeout: float):
+        super().__init__(name, timeout)
+        self.settings = settings
+        self._handle: Any = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                try:
+                    self._handle.close()
+                finally:
+                    self._handle = None
 
 
 def history_row(

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from ade_platform.clients.warehouses.base import (
     QueryResult,
     ResolvedTable,
-    WarehouseClient,
+    ServiceWarehouseClient,
     WarehouseError,
     described_table,
     history_row,
@@ -58,14 +57,11 @@ def _column_row(r: dict[str, Any]) -> ColumnRow:
     )  # fmt: skip
 
 
-class BigQueryClient(WarehouseClient):
+class BigQueryClient(ServiceWarehouseClient):
     type = "bigquery"
 
     def __init__(self, name: str, settings: Any, timeout: float = 60):
-        super().__init__(name, timeout)
-        self.settings = settings
-        self._client: Any = None
-        self._lock = threading.Lock()
+        super().__init__(name, settings, timeout)
 
     @property
     def schemas(self) -> Sequence[str]:
@@ -77,7 +73,7 @@ class BigQueryClient(WarehouseClient):
 
     def client(self) -> Any:
         with self._lock:
-            if self._client is None:
+            if self._handle is None:
                 from google.cloud import bigquery
 
                 options: dict[str, Any] = {}
@@ -95,7 +91,7 @@ class BigQueryClient(WarehouseClient):
 
                     credentials = AnonymousCredentials()
                 try:
-                    self._client = bigquery.Client(
+                    self._handle = bigquery.Client(
                         project=self.settings.project,
                         credentials=credentials,
                         location=self.settings.location,
@@ -105,13 +101,7 @@ class BigQueryClient(WarehouseClient):
                     raise WarehouseError(
                         "connection_failed", f"cannot create a BigQuery client for warehouse '{self.name}'"
                     ) from None
-            return self._client
-
-    def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            return self._handle
 
     def _retry(self) -> Any:
         from google.cloud.bigquery.retry import DEFAULT_RETRY

@@ -8,7 +8,6 @@ instead, so assets and live tools share one code path.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from ade_platform.clients.warehouses.base import (
     QueryResult,
     ResolvedTable,
-    WarehouseClient,
+    ServiceWarehouseClient,
     WarehouseError,
     described_table,
     history_row,
@@ -70,7 +69,7 @@ def connection_args(settings: Any, timeout: float) -> dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None}
 
 
-class SnowflakeClient(WarehouseClient):
+class SnowflakeClient(ServiceWarehouseClient):
     type = "snowflake"
 
     def __init__(
@@ -80,11 +79,8 @@ class SnowflakeClient(WarehouseClient):
         timeout: float = 60,
         connection_factory: Callable[[], AbstractContextManager[Any]] | None = None,
     ):
-        super().__init__(name, timeout)
-        self.settings = settings
+        super().__init__(name, settings, timeout)
         self._factory = connection_factory
-        self._conn: Any = None
-        self._lock = threading.Lock()
 
     @property
     def schemas(self) -> Sequence[str]:
@@ -121,25 +117,17 @@ class SnowflakeClient(WarehouseClient):
                 raise self._error(exc) from None
             return
         with self._lock:
-            if self._conn is None or self._conn.is_closed():
+            if self._handle is None or self._handle.is_closed():
                 try:
-                    self._conn = snowflake.connector.connect(**connection_args(self.settings, self.timeout))
+                    self._handle = snowflake.connector.connect(**connection_args(self.settings, self.timeout))
                 except snowflake.connector.errors.Error as exc:
                     raise self._error(exc) from None
                 except Exception:
                     raise WarehouseError(
                         "connection_failed", f"cannot reach Snowflake for warehouse '{self.name}'"
                     ) from None
-            conn = self._conn
+            conn = self._handle
         yield conn
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                finally:
-                    self._conn = None
 
     def _execute(
         self, sql: str, params: dict[str, Any] | None = None, max_rows: int | None = None

@@ -177,26 +177,26 @@ def _defaults(inputs: LineageInputs, wh_name: str | None) -> tuple[str | None, s
     return (dbs.pop() or None) if len(dbs) == 1 else None, None
 
 
+def _bi_node(g: _Graph, tool: str, kind: str, item: dict[str, Any], **facts: Any) -> str:
+    """A dashboard or tile of a BI tool, named by its title and keyed by the tool's id for it."""
+    return g.node(
+        f"bi:{tool}:{kind}:{item.get('id')}", kind=kind, name=item.get("title"), system=tool, **facts
+    )
+
+
 def _add_bi(g: _Graph, inputs: LineageInputs, relations: dict[str, RelationIndex]) -> None:
     wh_name, wh_type = _bi_warehouse(inputs)
     rel_index = relations.get(wh_name or "") or RelationIndex(())
     default_db, default_schema = _defaults(inputs, wh_name)
     for tool, inventory in inputs.bi.items():
         for dash in inventory.get("dashboards") or []:
-            did = g.node(
-                f"bi:{tool}:dashboard:{dash.get('id')}",
-                kind="dashboard",
-                name=dash.get("title"),
-                system=tool,
-                dashboard_id=str(dash.get("id")),
-                url=dash.get("url"),
-            )
+            did = _bi_node(g, tool, "dashboard", dash, dashboard_id=str(dash.get("id")), url=dash.get("url"))
             for el in dash.get("elements") or []:
-                eid = g.node(
-                    f"bi:{tool}:tile:{el.get('id')}",
-                    kind="tile",
-                    name=el.get("title"),
-                    system=tool,
+                eid = _bi_node(
+                    g,
+                    tool,
+                    "tile",
+                    el,
                     tile_id=str(el.get("id")),
                     dashboard_id=str(dash.get("id")),
                     sql=el.get("sql"),

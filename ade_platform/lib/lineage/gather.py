@@ -9,6 +9,7 @@ failed without writing artifacts (a parse error).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import Any
 
 from ade_platform.lib.lineage.conditions import (
@@ -37,6 +38,7 @@ from ade_platform.lib.lineage.trace import Walk, builders_of
 
 RUN_RESULTS = "dbt_run_results"
 SOURCES = "dbt_sources"
+_NOT_PASSED = FAILED_DBT | {"warn"}  # a test's statuses that make it failing
 
 
 class Gatherer(JobConditions):
@@ -116,30 +118,24 @@ class Gatherer(JobConditions):
             return newer[uid], True
         return self.records.health.results.get(uid), False
 
+    def _streak(
+        self,
+        asset: str,
+        key: str,
+        reduce: Callable[[Any], dict[str, str]],
+        uids: set[str],
+        wanted: Collection[str],
+        since: float | None = None,
+    ) -> Onset:
+        """Since when the history of `asset` (reduced to node -> status) shows one of the nodes `uids` in one of
+        the `wanted` statuses; `since` when no version does."""
+        return status_streak(self.records, asset, key, reduce, lambda m: _holds(m, uids, wanted), since)
+
     def _run_onset(self, uid: str, statuses: frozenset[str], live: bool) -> Onset:
-        if live:
-            run = self.live.run_results or {}
-            snap = str((self.records.health.results.get(uid) or {}).get("status") or "").lower()
-            if snap in statuses:
-                prior = status_streak(
-                    self.records,
-                    RUN_RESULTS,
-                    "statuses",
-                    run_statuses,
-                    lambda m: _holds(m, uid, statuses),
-                    None,
-                )
-                return prior
-            ref = self.records.ref(RUN_RESULTS)
-            return Onset(at=run.get("generated_at"), after=ref.at if ref else None, origin="live")
-        return status_streak(
-            self.records,
-            RUN_RESULTS,
-            "statuses",
-            run_statuses,
-            lambda m: _holds(m, uid, statuses),
-            None,
-        )
+        snap = str((self.records.health.results.get(uid) or {}).get("status") or "").lower()
+        if live and snap not in statuses:
+            return self._after_snapshot((self.live.run_results or {}).get("generated_at"), RUN_RESULTS)
+        return self._streak(RUN_RESULTS, "statuses", run_statuses, {uid}, statuses)
 
     def _run_source(self, live: bool) -> dict[str, Any]:
         if live:
@@ -205,7 +201,7 @@ class Gatherer(JobConditions):
         for tid, name in tests_of.items():
             result, from_live = self._result(tid)
             status = str((result or {}).get("status") or "").lower()
-            if status in FAILED_DBT | {"warn"}:
+            if status in _NOT_PASSED:
                 failing.append({"test": name, "status": status})
                 live = live or from_live
         if not failing:
@@ -221,13 +217,8 @@ class Gatherer(JobConditions):
                 summary=f"{len(failing)} test(s) on {node.get('name')} did not pass",
                 evidence={"failing": failing[:10]},
                 source=self._run_source(live),
-                onset=status_streak(
-                    self.records,
-                    RUN_RESULTS,
-                    "statuses",
-                    run_statuses,
-                    lambda m: _any_holds(m, tests, FAILED_DBT | {"warn"}),
-                    self.now if live else None,
+                onset=self._streak(
+                    RUN_RESULTS, "statuses", run_statuses, tests, _NOT_PASSED, self.now if live else None
                 ),
                 next_tool=next_tool("dbt_get_model_tests", model_name=uid),
                 name=node.get("name"),
@@ -261,9 +252,7 @@ class Gatherer(JobConditions):
                     "relation_missing": drift.get("relation_missing"),
                 },
                 source=snapshot_source(self.records, asset, self.now),
-                onset=status_streak(
-                    self.records, asset, "severities", drift_severities, lambda m: _is(m, uid, "error"), None
-                ),
+                onset=self._streak(asset, "severities", drift_severities, {uid}, {"error"}),
                 next_tool=next_tool("warehouse_detect_schema_drift", model_name=node.get("name")),
                 columns=frozenset(str(c).lower() for c in removed if c),
                 retyped=frozenset(str(c).lower() for c in retyped if c),
@@ -282,13 +271,8 @@ class Gatherer(JobConditions):
             if status not in STALE:
                 return
             max_loaded = live.get("max_loaded_at")
-            if snap_status == status:
-                onset = status_streak(
-                    self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
-                )
-            else:
-                ref = self.records.ref(SOURCES)
-                onset = Onset(at=live["observed_at"], after=ref.at if ref else None, origin="live")
+            # new since the snapshot: it began after it; as stale there: dated by the snapshots' history (below)
+            onset = None if snap_status == status else self._after_snapshot(live["observed_at"], SOURCES)
             source = live_source(live["observed_at"])
             evidence = {
                 k: live.get(k) for k in ("status", "max_loaded_at", "hours_since_load", "loaded_at_field")
@@ -298,14 +282,13 @@ class Gatherer(JobConditions):
                 "error_after": live.get("error_after"),
             }
         elif snap_status in STALE:
-            status, max_loaded = snap_status, snap.get("max_loaded_at")
-            onset = status_streak(
-                self.records, SOURCES, "statuses", freshness_statuses, lambda m: _is(m, uid, status), None
-            )
+            status, max_loaded, onset = snap_status, snap.get("max_loaded_at"), None
             source = snapshot_source(self.records, SOURCES, self.now)
             evidence = {"status": status, "max_loaded_at": max_loaded}
         else:
             return
+        if onset is None:
+            onset = self._streak(SOURCES, "statuses", freshness_statuses, {uid}, {status})
         hours = evidence.get("hours_since_load")
         change = "stopped loading" if status in ("error", "runtime error") else "is late"
         if isinstance(hours, (int, float)):
@@ -363,9 +346,7 @@ class Gatherer(JobConditions):
                 change=f"names {', '.join(missing)}, which {tables} does not have",
                 summary=f"the tile's SQL names {', '.join(missing)}, which {tables} does not have",
                 evidence={"missing_columns": missing, "tables": read, "models": models},
-                source=live_source(self.now)
-                if live
-                else snapshot_source(self.records, "cross_stack_lineage", self.now),
+                source=self._source(live, self.now, "cross_stack_lineage"),
                 onset=Onset(at=None, origin="tile_sql"),  # no table ever had it: when the SQL changed
                 next_tool=next_tool(
                     "warehouse_get_schema",
@@ -379,16 +360,7 @@ class Gatherer(JobConditions):
         )
 
 
-def _holds(statuses: dict[str, str], uid: str, wanted: frozenset[str]) -> bool | None:
-    status = statuses.get(uid)
-    return None if status is None else status in wanted
-
-
-def _is(statuses: dict[str, str], uid: str, wanted: str) -> bool | None:
-    status = statuses.get(uid)
-    return None if status is None else status == wanted
-
-
-def _any_holds(statuses: dict[str, str], uids: set[str], wanted: frozenset[str]) -> bool | None:
+def _holds(statuses: dict[str, str], uids: set[str], wanted: Collection[str]) -> bool | None:
+    """Whether any of the nodes has one of the wanted statuses in a record; None when the record has none of them."""
     seen = [statuses[u] for u in uids if u in statuses]
     return None if not seen else any(s in wanted for s in seen)

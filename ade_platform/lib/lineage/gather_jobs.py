@@ -27,6 +27,17 @@ class JobConditions:
     now: float
     out: list[Condition]
 
+    def _source(self, live: bool, observed_at: Any, asset: str) -> dict[str, Any]:
+        """Where a condition's evidence came from: a live read at `observed_at`, else the newest snapshot of
+        `asset`."""
+        return live_source(observed_at) if live else snapshot_source(self.records, asset, self.now)
+
+    def _after_snapshot(self, at: Any, asset: str) -> Onset:
+        """The onset of a condition a live read shows and the newest snapshot of `asset` does not: it began at
+        `at`, after that snapshot."""
+        ref = self.records.ref(asset)
+        return Onset(at=at, after=ref.at if ref else None, origin="live")
+
     def builder(self, builder: str, depth: int, chain: Walk) -> None:
         node = self.nodes.get(builder, {})
         live = self.live.builders.get(builder)
@@ -71,9 +82,7 @@ class JobConditions:
                     "message": message,
                     "builds": builds[:20],
                 },
-                source=live_source(live["observed_at"])
-                if live is not None
-                else snapshot_source(self.records, asset, self.now),
+                source=self._source(live is not None, (live or {}).get("observed_at"), asset),
                 onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
                 next_tool=next_tool(tool, **args),
                 message=message,
@@ -87,7 +96,6 @@ class JobConditions:
         if inv is None:
             return
         finished = inv.get("finished_at") or inv.get("started_at")
-        ref = self.records.ref(RUN_RESULTS)
         dbt_nodes = [
             (w["depth"], n) for n, w in chain.nodes.items() if self.nodes.get(n, {}).get("system") == "dbt"
         ]
@@ -124,7 +132,7 @@ class JobConditions:
                     "wrote_artifacts": bool(inv.get("wrote_artifacts")),
                 },
                 source={**live_source(inv.get("observed_at") or self.now), "file": "dbt.log"},
-                onset=Onset(at=finished, after=ref.at if ref else None, origin="live"),
+                onset=self._after_snapshot(finished, RUN_RESULTS),
                 next_tool=next_tool("dbt_get_failed_models"),
                 message=error,
                 name=command,
