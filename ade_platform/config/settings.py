@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ade_platform.config.base import ConfigError, _Model
 from ade_platform.config.bi import BiSettings
@@ -63,22 +63,14 @@ class Settings(_Model):
             value = {**value, "dagster_home": Path(value["home"]) / "dagster"}
         return value
 
-    @field_validator("dbt_cloud", mode="before")
+    @field_validator("dbt_cloud", "snowflake", mode="before")
     @classmethod
-    def _dbt_cloud_off_without_url(cls, value: Any) -> Any:
-        # As for the BI tools: an empty base_url (the demo's `${ADE_DBT_CLOUD_URL:-}` when no emulator runs)
-        # means the section is off, so `ade materialize` and `ade dev` work on the demo configuration alone.
-        if isinstance(value, dict) and "base_url" in value and not value["base_url"]:
-            return None
-        return value
-
-    @field_validator("snowflake", mode="before")
-    @classmethod
-    def _snowflake_off_without_config_file(cls, value: Any) -> Any:
-        # The same rule for the demo's Snowflake stand-in: `config_file: ${ADE_SNOWFLAKE_CONFIG:-}` empty (no
-        # stand-in running) means the section is off. A section that leaves config_file out reads the snow CLI's
-        # own configuration, as before.
-        if isinstance(value, dict) and "config_file" in value and not value["config_file"]:
+    def _off_while_its_address_is_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        # As for the BI tools: a section whose address is given empty (the demo's `${ADE_DBT_CLOUD_URL:-}`,
+        # `${ADE_SNOWFLAKE_CONFIG:-}` when no emulator runs) is off, so `ade materialize` and `ade dev` work on the
+        # demo configuration alone. A snowflake section that leaves config_file out reads the snow CLI's own.
+        key = {"dbt_cloud": "base_url", "snowflake": "config_file"}[info.field_name]
+        if isinstance(value, dict) and key in value and not value[key]:
             return None
         return value
 
