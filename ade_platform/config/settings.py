@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from ade_platform.config.base import ConfigError, _Model
+from ade_platform.config.base import ConfigError, _Model, off_while_empty
 from ade_platform.config.bi import BiSettings
 from ade_platform.config.dagster import DagsterInstanceSettings, ScheduleSettings
 from ade_platform.config.datasets import DatasetSettings
@@ -69,10 +69,7 @@ class Settings(_Model):
         # As for the BI tools: a section whose address is given empty (the demo's `${ADE_DBT_CLOUD_URL:-}`,
         # `${ADE_SNOWFLAKE_CONFIG:-}` when no emulator runs) is off, so `ade materialize` and `ade dev` work on the
         # demo configuration alone. A snowflake section that leaves config_file out reads the snow CLI's own.
-        key = {"dbt_cloud": "base_url", "snowflake": "config_file"}[info.field_name]
-        if isinstance(value, dict) and key in value and not value[key]:
-            return None
-        return value
+        return off_while_empty(value, {"dbt_cloud": "base_url", "snowflake": "config_file"}[info.field_name])
 
     def model_post_init(self, context: Any, /) -> None:
         if isinstance(context, dict):
