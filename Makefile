@@ -7,7 +7,7 @@ TOOLS := .tools
 # The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
 export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
-.PHONY: setup demo test test-slow bench lint format snapshot clean orchestrators oidc-provider
+.PHONY: setup demo demo-full test test-slow bench lint format snapshot clean orchestrators oidc-provider
 
 # Bytecode is compiled once here: where PYTHONDONTWRITEBYTECODE is set, every `ade mcp` start would otherwise
 # compile its imports from source (seconds of the gateway's cold start).
@@ -65,6 +65,9 @@ setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 	$(PY) -m ade_platform.emulators.demo -- $(VENV)/bin/ade dev --materialize
+
+demo-full: setup orchestrators  ## the demo, plus Airflow 3 and Prefect 3 on loopback running DAGs/flows that build dbt_demo
+	$(PY) -m ade_platform.emulators.demo --full -- $(VENV)/bin/ade dev --materialize
 
 test: setup  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q

@@ -25,6 +25,14 @@ def empty_is_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+def off_while_empty(section: Any, key: str) -> Any:
+    """A section whose address `key` is given empty is off (None): the demo's `${ADE_..._URL:-}` when the emulator
+    or server it names is not running, so every command works on the demo configuration alone."""
+    if isinstance(section, dict) and key in section and not section[key]:
+        return None
+    return section
+
+
 def check_regex(value: str, *, name_it: bool = False) -> str:
     """The value if it compiles as a Python regular expression; otherwise a ValueError naming the reason."""
     try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
-from ade_platform.config.base import _Model
+from ade_platform.config.base import _Model, off_while_empty
 
 
 class TriggerSettings(_Model):
@@ -78,3 +78,9 @@ class OrchestratorSettings(_Model):
     max_conf_keys: int = Field(
         200, ge=1, le=10_000, description="Most object keys in a trigger conf, all levels."
     )
+
+    @field_validator("airflow", "prefect", mode="before")
+    @classmethod
+    def _off_while_its_url_is_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        # The demo's `${ADE_AIRFLOW_URL:-}` / `${ADE_PREFECT_URL:-}`: off unless `make demo-full` started them.
+        return off_while_empty(value, {"airflow": "base_url", "prefect": "api_url"}[info.field_name])

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from ade_platform.config.base import ConfigError, _Model
+from ade_platform.config.base import ConfigError, _Model, off_while_empty
 from ade_platform.config.bi import BiSettings
 from ade_platform.config.dagster import DagsterInstanceSettings, ScheduleSettings
 from ade_platform.config.datasets import DatasetSettings
@@ -68,15 +68,11 @@ class Settings(_Model):
 
     @field_validator(*_OFF_WHEN_EMPTY, mode="before")
     @classmethod
-    def _off_when_its_key_is_empty(cls, value: Any, info: ValidationInfo) -> Any:
-        # As for the BI tools: a section whose key is given but empty (the demo's `${ADE_DBT_CLOUD_URL:-}` or
-        # `config_file: ${ADE_SNOWFLAKE_CONFIG:-}` when no emulator or stand-in runs) is off, so `ade materialize`
-        # and `ade dev` work on the demo configuration alone. A Snowflake section that leaves config_file out
-        # reads the snow CLI's own configuration, as before.
-        key = _OFF_WHEN_EMPTY[info.field_name or ""]
-        if isinstance(value, dict) and key in value and not value[key]:
-            return None
-        return value
+    def _off_while_its_address_is_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        # As for the BI tools: a section whose address is given empty (the demo's `${ADE_DBT_CLOUD_URL:-}`,
+        # `${ADE_SNOWFLAKE_CONFIG:-}` when no emulator runs) is off, so `ade materialize` and `ade dev` work on the
+        # demo configuration alone. A snowflake section that leaves config_file out reads the snow CLI's own.
+        return off_while_empty(value, _OFF_WHEN_EMPTY[info.field_name or ""])
 
     def model_post_init(self, context: Any, /) -> None:
         if isinstance(context, dict):

@@ -77,16 +77,23 @@ def unreachable_reason(polled: Polled[Any], exc: Exception) -> str:
 
 
 @contextlib.contextmanager
+def connected(polled: Polled[ClientT]) -> Iterator[ClientT]:
+    """The system's client for the length of the block, closed after (when it has `close`)."""
+    client = polled.connect()
+    try:
+        yield client
+    finally:
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+
+
+@contextlib.contextmanager
 def reach(polled: Polled[ClientT]) -> Iterator[ClientT]:
     """The system's client for the length of the block; its errors (building it included) become Unreachable."""
     try:
-        client = polled.connect()
-        try:
+        with connected(polled) as client:
             yield client
-        finally:
-            close = getattr(client, "close", None)
-            if callable(close):
-                close()
     except polled.errors as exc:
         raise Unreachable(unreachable_reason(polled, exc)) from None
 

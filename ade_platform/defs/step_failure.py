@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from ade_platform.defs.failure_sensor import Polled, shown_address
+from ade_platform.defs.failure_sensor import Polled, connected, shown_address
 
 ClientT = TypeVar("ClientT")
 
@@ -62,11 +62,5 @@ def failing_step(system: Polled[Any]) -> Iterator[None]:
 def reach_in_step(system: Polled[ClientT]) -> Iterator[ClientT]:
     """The system's client for the length of the block (closed after); its errors, building it included, fail
     the step with its line."""
-    with failing_step(system):
-        client = system.connect()
-        try:
-            yield client
-        finally:
-            close = getattr(client, "close", None)
-            if callable(close):
-                close()
+    with failing_step(system), connected(system) as client:
+        yield client

@@ -6,6 +6,7 @@ state under `ADE_HOME/emulators/<name>` and answers `GET <ready_path>` once it c
 same emulators on free ports without touching the file.
 
     python -m ade_platform.emulators.demo -- ade dev --materialize   # emulators up, run the command, tear down
+    python -m ade_platform.emulators.demo --full -- ade dev --materialize   # and Airflow 3 + Prefect 3 (demo-full)
 """
 
 from __future__ import annotations
@@ -148,13 +149,13 @@ def start_all(
     return running, env_out
 
 
-def _parse_ports(text: str) -> dict[str, int]:
+def _parse_ports(text: str, names: list[str]) -> dict[str, int]:
     """`dbt_cloud=18791,looker=19998`: emulator ports other than the defaults (tests, a second demo)."""
     ports: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, port = item.partition("=")
-        if name not in {e.name for e in EMULATORS} or not port.isdigit():
-            raise SystemExit(f"ade: --ports: expected NAME=PORT with NAME in {[e.name for e in EMULATORS]}")
+        if name not in names or not port.isdigit():
+            raise SystemExit(f"ade: --ports: expected NAME=PORT with NAME in {names}")
         ports[name] = int(port)
     return ports
 
@@ -162,16 +163,32 @@ def _parse_ports(text: str) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     """Start the emulators, run the command after `--` with the environment that points at them, and stop
     everything (the command's whole process group, then the emulators) on its exit, Ctrl-C, SIGTERM or SIGHUP."""
+    from ade_platform.emulators.orchestrators.demo import DEFAULT_PORTS, missing, start_orchestrators
+
     argv = list(sys.argv[1:] if argv is None else argv)
+    full = argv[:1] == ["--full"]
+    argv = argv[1:] if full else argv
+    defaults = {e.name: e.default_port for e in EMULATORS} | (DEFAULT_PORTS if full else {})
     ports: dict[str, int] = {}
     if argv[:1] == ["--ports"] and len(argv) > 1:
-        ports, argv = _parse_ports(argv[1]), argv[2:]
+        ports, argv = _parse_ports(argv[1], list(defaults)), argv[2:]
     if argv and argv[0] == "--":
         argv = argv[1:]
-    ports = {e.name: ports.get(e.name) or e.default_port for e in EMULATORS}
+    if full and (absent := missing()):
+        print(
+            f"ade: {', '.join(absent)} not installed: run `make orchestrators` (or `make demo-full`)",
+            file=sys.stderr,
+        )
+        return 2
+    ports = {name: ports.get(name) or port for name, port in defaults.items()}
     # Never talk to an emulator this launcher did not start: one already answering on a port (a previous demo
     # that was not stopped, another program) would serve another home's state.
-    if taken := taken_ports({f"the {name} emulator": port for name, port in ports.items()}):
+    if taken := taken_ports(
+        {
+            f"the {name} {'server' if name in DEFAULT_PORTS else 'emulator'}": port
+            for name, port in ports.items()
+        }
+    ):
         print(
             f"ade: {', '.join(taken)} already in use; nothing was started. Stop what holds it (a previous "
             "`make demo` still running?  `lsof -i :PORT` names it), or choose other ports with "
@@ -182,11 +199,27 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(os.environ.get("ADE_HOME") or Path.cwd() / ".ade").resolve()
     with stop_on_signals():
         running: list[Running] = []
+        orchestrators: list[subprocess.Popen] = []
         child: subprocess.Popen | None = None
         try:
             running, env = start_all(home, ports)
             for r in running:
                 print(f"ade: emulator {r.emulator.name} up at {r.url}", flush=True)
+            if full:
+                config = os.environ.get("ADE_CONFIG") or str(Path("ade.yaml").resolve())
+                orchestrators, more = start_orchestrators(
+                    home,
+                    ports,
+                    config,
+                    {**os.environ, **env},
+                    home / "logs",
+                    say=lambda line: print(line, flush=True),
+                )
+                env.update(more)
+            else:
+                print(
+                    "ade: Airflow 3 and Prefect 3 too, with DAGs and flows that build dbt_demo: make demo-full"
+                )
             if not argv:
                 signal.pause()
                 return 0
@@ -198,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if child is not None:
                 stop_groups([child])
+            stop_groups(orchestrators)
             for r in running:
                 r.stop()
 

@@ -1,16 +1,19 @@
-"""What `make demo` starts, end to end (issue 26): the launcher on free ports and a temporary home runs
-`ade dev --materialize`; once the gateway is up, every call of the README's tour (docs/tour.json, one per toolset)
-answers over streamable HTTP; then one SIGTERM to the launcher leaves no process and no port behind."""
+"""What `make demo` (and `make demo-full`) start, end to end (issue 26): the launcher on free ports and a temporary
+home runs `ade dev --materialize`; once the gateway is up, every call of the README's tour (docs/tour.json, one per
+toolset) answers over streamable HTTP, and under --full the orchestrator tools show the Airflow and Prefect runs
+that built dbt_demo; then one SIGTERM to the launcher leaves no process and no port behind."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,8 @@ import pytest
 from fastmcp import Client
 
 from ade_platform.emulators.demo import EMULATORS, free_port
+from ade_platform.emulators.orchestrators import DEMO_JOBS
+from ade_platform.emulators.orchestrators.demo import DEFAULT_PORTS, missing
 from ade_platform.supervise import port_in_use
 from tests.integration.test_demo_launcher import _processes_with_home
 from tests.integration.tour import tour_calls
@@ -30,7 +35,7 @@ pytestmark = [
     ),
 ]
 # What points a process at another home or configuration: the launched demo must use only its own.
-_FOREIGN = re.compile(r"^(ADE_|DAGSTER_HOME$|DBT_CLOUD_API_TOKEN$)")
+_FOREIGN = re.compile(r"^(ADE_|DAGSTER_HOME$|DBT_CLOUD_API_TOKEN$|AIRFLOW|PREFECT)")
 
 
 def _wait_for_line(out: Path, pattern: str, launcher: subprocess.Popen, timeout: float) -> None:
@@ -44,28 +49,23 @@ def _wait_for_line(out: Path, pattern: str, launcher: subprocess.Popen, timeout:
     raise AssertionError(f"no {pattern!r} after {timeout:g} s:\n{out.read_text()[-4000:]}")
 
 
-async def _tour(url: str) -> list[tuple[dict[str, Any], bool, Any]]:
-    answers = []
-    async with Client(url, timeout=300) as client:
-        for call in tour_calls():
-            result = await client.call_tool(call["tool"], call["arguments"], raise_on_error=False)
-            text = result.content[0].text if result.content else ""
-            answers.append((call, not result.is_error, result.structured_content or text))
-    return answers
-
-
-def test_make_demo_answers_the_tour_on_every_toolset_and_stops_on_sigterm(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def demo_running(tmp_path: Path, *, full: bool = False) -> Iterator[str]:
+    """The launcher (with --full: and the orchestrators) running `ade dev --materialize` on free ports: the
+    gateway's URL once it is up; after the block, SIGTERM, and nothing of it may remain."""
     home = tmp_path / "home"
     home.mkdir()
-    ports = {e.name: free_port() for e in EMULATORS}
+    names = [e.name for e in EMULATORS] + (list(DEFAULT_PORTS) if full else [])
+    ports = {name: free_port() for name in names}
     ui_port, mcp_port = free_port(), free_port()
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not _FOREIGN.match(k)}
     command = [ADE, "dev", "--materialize", "--ui-port", str(ui_port), "--mcp-port", str(mcp_port)]
     spec = ",".join(f"{name}={port}" for name, port in ports.items())
+    launch = [sys.executable, "-m", "ade_platform.emulators.demo", *(["--full"] if full else [])]
     with open(out, "w") as fh:
         launcher = subprocess.Popen(
-            [sys.executable, "-m", "ade_platform.emulators.demo", "--ports", spec, "--", *command],
+            [*launch, "--ports", spec, "--", *command],
             env={**env, "ADE_HOME": str(home)},
             stdout=fh,
             stderr=subprocess.STDOUT,
@@ -73,18 +73,13 @@ def test_make_demo_answers_the_tour_on_every_toolset_and_stops_on_sigterm(tmp_pa
         )
     try:
         url = f"http://127.0.0.1:{mcp_port}/mcp"
-        _wait_for_line(out, rf"MCP gateway\s+{re.escape(url)}\s+up\b", launcher, timeout=1500)
+        _wait_for_line(out, rf"MCP gateway\s+{re.escape(url)}\s+up\b", launcher, timeout=2400)
         said = out.read_text()
         assert "✗" not in said, said[-4000:]  # every asset materialized, every check ran
-        answers = asyncio.run(_tour(url))
-        for call, ok, body in answers:
-            assert ok, (call["tool"], body)
-            assert isinstance(body, dict) and set(call["expect"]) <= set(body), (call["tool"], body)
-            assert not body.get("error"), (call["tool"], body)
-        assert len({call["toolset"] for call, _, _ in answers}) == 9
+        yield url
 
         launcher.send_signal(signal.SIGTERM)
-        assert launcher.wait(timeout=180) in (0, 130, -signal.SIGTERM)
+        assert launcher.wait(timeout=240) in (0, 130, -signal.SIGTERM)
         assert _processes_with_home(home) == []
         assert not [p for p in [*ports.values(), ui_port, mcp_port] if port_in_use(p)]
     finally:
@@ -92,3 +87,65 @@ def test_make_demo_answers_the_tour_on_every_toolset_and_stops_on_sigterm(tmp_pa
             os.kill(pid, signal.SIGKILL)
         if launcher.poll() is None:
             launcher.kill()
+
+
+async def _answers(url: str, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, Any]]:
+    answers = []
+    async with Client(url, timeout=300) as client:
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments, raise_on_error=False)
+            text = result.content[0].text if result.content else ""
+            answers.append((not result.is_error, result.structured_content or text))
+    return answers
+
+
+def test_make_demo_answers_the_tour_on_every_toolset_and_stops_on_sigterm(tmp_path: Path) -> None:
+    with demo_running(tmp_path) as url:
+        calls = tour_calls()
+        answers = asyncio.run(_answers(url, [(c["tool"], c["arguments"]) for c in calls]))
+        for call, (ok, body) in zip(calls, answers, strict=True):
+            assert ok, (call["tool"], body)
+            assert isinstance(body, dict) and set(call["expect"]) <= set(body), (call["tool"], body)
+            assert not body.get("error"), (call["tool"], body)
+        assert len({call["toolset"] for call in calls}) == 9
+
+
+def _settled(url: str, backend: str, timeout: float = 900) -> dict[str, dict[str, Any]]:
+    """The last run of each demo job on `backend`, once none is still running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        calls = [
+            ("orchestrator_get_last_run", {"dag_id": j, "backend": backend, "status": "any"})
+            for j in DEMO_JOBS
+        ]
+        runs = dict(zip(DEMO_JOBS, asyncio.run(_answers(url, calls)), strict=True))
+        assert all(ok for ok, _ in runs.values()), runs
+        if all(body["status"] in ("success", "failed") for _, body in runs.values()):
+            return {job: body for job, (_, body) in runs.items()}
+        assert time.monotonic() < deadline, runs
+        time.sleep(5)
+
+
+# The task of dbt_demo_broken that runs dbt, per backend (ade_platform/emulators/orchestrators).
+BROKEN_TASK = {"airflow": "dbt_build", "prefect": "dbt_show_missing_column"}
+
+
+def test_make_demo_full_shows_airflow_and_prefect_building_dbt_demo(tmp_path: Path) -> None:
+    if absent := missing():
+        pytest.skip(f"{', '.join(absent)} not installed: run `make orchestrators`")
+    with demo_running(tmp_path, full=True) as url:
+        for backend, task in BROKEN_TASK.items():
+            runs = _settled(url, backend)
+            assert runs["dbt_demo_build"]["status"] == "success", (backend, runs)
+            assert runs["dbt_demo_retrying"]["status"] == "success", (backend, runs)
+            assert runs["dbt_demo_broken"]["status"] == "failed", (backend, runs)
+            fetch = {"dag_id": "dbt_demo_broken", "backend": backend, "task_id": task}
+            [(ok, logs)] = asyncio.run(
+                _answers(
+                    url, [("orchestrator_fetch_logs", {**fetch, "run_id": runs["dbt_demo_broken"]["run_id"]})]
+                )
+            )
+            assert ok and "Runtime Error" in logs["log_text"], (
+                backend,
+                logs,
+            )  # dbt's error, in the task's log

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from ade_platform.emulators.demo import free_port
-from tests.orchestrators.servers import prefect_env
+from tests.orchestrators.servers import airflow_env, prefect_env
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -67,23 +67,7 @@ def airflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
     airflow = _installed("airflow", "Airflow")
     home = tmp_path_factory.mktemp("airflow")
     port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "DAGSTER"))},
-        "PATH": f"{airflow.parent}:{os.environ['PATH']}",
-        "AIRFLOW_HOME": str(home),
-        "ADE_TEST_DBT": str(REPO / ".venv" / "bin" / "dbt"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(HERE / "airflow_dags"),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "ade:admin",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-    }
+    env = airflow_env(home, port, HERE / "airflow_dags", ADE_TEST_DBT=str(REPO / ".venv" / "bin" / "dbt"))
     log = home / "standalone.log"
     started = time.monotonic()
     proc = _started([str(airflow), "standalone"], env, log)

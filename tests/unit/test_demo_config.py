@@ -29,3 +29,20 @@ def test_snowflake_is_off_until_its_stand_in_is_set_and_uses_the_connector(tmp_p
     assert on.exclusions.patterns == ["*.HR.*"]
     cli = settings_for(tmp_path, ADE_SNOWFLAKE_CONFIG=str(tmp_path / "c.toml"), ADE_SNOWFLAKE_TRANSPORT="cli")
     assert cli.snowflake is not None and cli.snowflake.transport == "cli"
+
+
+def test_airflow_and_prefect_are_off_until_demo_full_sets_them(tmp_path: Path) -> None:
+    off = settings_for(tmp_path, ADE_AIRFLOW_URL="", ADE_PREFECT_URL="").orchestrators
+    assert off.airflow is None and off.prefect is None
+    on = settings_for(
+        tmp_path,
+        ADE_AIRFLOW_URL="http://127.0.0.1:9",
+        ADE_AIRFLOW_USER="ade",
+        ADE_PREFECT_URL="http://127.0.0.1:9/api",
+    ).orchestrators
+    assert on.airflow is not None and on.airflow.dags == [
+        "dbt_demo_build",
+        "dbt_demo_broken",
+        "dbt_demo_retrying",
+    ]
+    assert on.prefect is not None and on.prefect.flows == on.airflow.dags

@@ -24,12 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ade_platform.config import REPO_ROOT
+
 DATABASE = "JAFFLE_SHOP"
 CONNECTION = "demo"
 DEMO_USER = "ade_demo"
 DEMO_PASSWORD = "ade-demo-snowflake"
 SEED = 26  # the generated rows are the same at every start
-RECIPE = Path(__file__).resolve().parents[3] / "dbt_demo" / "recipes" / "jaffle_shop.recipe.yml"
+RECIPE = REPO_ROOT / "dbt_demo" / "recipes" / "jaffle_shop.recipe.yml"
 
 # column name -> Snowflake type; any other column is VARCHAR
 _TYPES = {
