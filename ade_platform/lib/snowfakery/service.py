@@ -181,12 +181,12 @@ class SnowfakeryService:
             return self._verdict(source, model["policy_problems"], warnings, checks)
         mode = "validate" if strict_mode else "parse"
         checks["snowfakery"] = "validate_only+strict_mode" if strict_mode else "parse"
-        _, run_dir = self.workspace.new_run()
+        run_dir = self.workspace.scratch()
         try:
             request = self.request(source, run_dir, mode=mode, options=options, plugin_options=plugin_options)
             outcome = self.sandbox.execute(request, run_dir, self.policy.timeout_seconds)
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            self.workspace.discard(run_dir)
         result = outcome.result
         return self._verdict(source, result.get("errors", []), warnings + result.get("warnings", []), checks)
 
