@@ -82,8 +82,9 @@ class Workspace:
         return Path(tempfile.mkdtemp(prefix="v-", dir=self._scratch_root()))
 
     def discard(self, folder: Path) -> None:
-        """Delete a scratch folder after the answer: on a busy disk an rmtree takes ~6 ms, a sixth of a
-        validation. A background thread deletes it (and, on its first use, what a stopped server left)."""
+        """Delete a folder after the answer (a scratch folder, or a pruned run): on a busy disk an rmtree takes
+        ~6 ms, a sixth of a validation. A background thread deletes it (and, on its first use, the scratch
+        folders a stopped server left)."""
         _DISCARDED.put(folder)
         with _DELETER_LOCK:
             if not _DELETER:
@@ -121,14 +122,18 @@ class Workspace:
     def manifest(self, run_id: str) -> dict[str, Any]:
         return json.loads((self.run_dir(run_id) / MANIFEST).read_text())
 
-    def prune(self, keep: int, abandoned_after: float = 86_400) -> list[str]:
+    def prune(self, keep: int, abandoned_after: float = 86_400, *, later: bool = False) -> list[str]:
         """Delete the oldest finished runs beyond `keep`, and unfinished folders older than a day
-        (left by a server that stopped mid-run); returns the deleted run ids."""
+        (left by a server that stopped mid-run); returns the deleted run ids. `later`: delete them after the
+        answer (`discard`), as a run does once more than `keep` runs exist."""
         runs = sorted(p for p in self.runs_dir.iterdir() if p.is_dir() and RUN_ID.match(p.name))
         finished = [p for p in runs if (p / MANIFEST).is_file()]
         doomed = finished[: max(len(finished) - keep, 0)]
         cutoff = time.time() - abandoned_after
         doomed += [p for p in runs if p not in finished and p.stat().st_mtime < cutoff]
         for folder in doomed:
-            shutil.rmtree(folder, ignore_errors=True)
+            if later:
+                self.discard(folder)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
         return [p.name for p in doomed]
