@@ -315,3 +315,26 @@ def test_prewarmed_job_processes_keep_seeds_and_fresh_fakers(tmp_path: Path) -> 
     assert text() != text()
     names = "- object: Person\n  count: 3\n  fields:\n    name:\n      fake: name\n"
     assert len({_run(service, names)["stdout_text"] for _ in range(3)}) == 3
+
+
+def _eventually(condition: object, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_validation_scratch_and_pruned_runs_are_deleted_after_the_answer(tmp_path: Path) -> None:
+    """Deleting folders is off the answer's path (Workspace.discard), but it happens: a validation leaves no
+    folder behind, and runs beyond max_runs_kept go."""
+    service = _service(tmp_path, max_runs_kept=1)
+    for recipe in ("- object: A\n", "- object: B\n  fields:\n    x: ${{ nope }}\n"):
+        service.validate(service.source(recipe_text=recipe))
+    scratch = service.workspace.runs_dir / "_scratch"
+    assert _eventually(lambda: list(scratch.iterdir()) == [])
+    ids = [_run(service, "- object: A\n")["run_id"] for _ in range(3)]
+    assert _eventually(
+        lambda: {p.name for p in service.workspace.runs_dir.iterdir()} == {"_scratch", ids[-1]}
+    )

@@ -168,7 +168,7 @@ def run_recipe(
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    ws.prune(policy.max_runs_kept)
+    ws.prune(policy.max_runs_kept, later=True)
     return answer
 
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,22 +172,39 @@ class SnowfakeryService:
             checks["yaml"] = False
             return self._verdict(source, [problem], [], checks)
         warnings: list[dict[str, Any]] = []
-        if schema_validate:
-            warnings += schema_findings(source.text, self.content.schema, source.display)
+        failed: list[BaseException] = []
+
+        def check_schema() -> None:
+            try:
+                if schema_validate:
+                    warnings.extend(schema_findings(source.text, self.content.schema, source.display))
+            except BaseException as exc:  # raised again by the caller (a thread must not print it)
+                failed.append(exc)
+
         model = static.analyze(source.text, source.display, source.virtual.parent, source.root, self.policy)
-        if model.get("errors"):
-            return self._verdict(source, model["errors"], warnings, checks)
-        if model["policy_problems"]:
+        if model.get("errors") or model["policy_problems"]:
+            check_schema()
+            if failed:
+                raise failed[0]
+            if model.get("errors"):
+                return self._verdict(source, model["errors"], warnings, checks)
             checks["policy"] = False
             return self._verdict(source, model["policy_problems"], warnings, checks)
         mode = "validate" if strict_mode else "parse"
         checks["snowfakery"] = "validate_only+strict_mode" if strict_mode else "parse"
-        _, run_dir = self.workspace.new_run()
+        run_dir = self.workspace.scratch()
+        # the schema check (advice, never the verdict) runs while the sandbox validates
+        schema = threading.Thread(target=check_schema, name="snowfakery-schema-check", daemon=True)
         try:
             request = self.request(source, run_dir, mode=mode, options=options, plugin_options=plugin_options)
+            schema.start()
             outcome = self.sandbox.execute(request, run_dir, self.policy.timeout_seconds)
         finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            if schema.ident is not None:
+                schema.join()
+            self.workspace.discard(run_dir)
+        if failed:
+            raise failed[0]
         result = outcome.result
         return self._verdict(source, result.get("errors", []), warnings + result.get("warnings", []), checks)
 

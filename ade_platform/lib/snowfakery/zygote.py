@@ -33,6 +33,7 @@ from collections import deque
 from typing import Any
 
 POOL_SIZE = 2  # job processes waiting at any time: one for the next job, one already forking behind it
+_REPLACED_JOB_WAIT = 10.0  # longest a replacement waits for the job it replaces to end before it warms up
 _POOL_WARM_TIMEOUT = 30.0  # at start-up, the longest the zygote waits for its first job processes to be warm
 _WARM_UP_RECIPE = """
 - object: warm_up
@@ -101,12 +102,6 @@ def _prepare_job_process() -> None:
     examples). Snowfakery also builds a new Faker (26 providers, ~5 ms each on a quiet machine) for its
     validator and one for generating: both are built here, each handed out once (`_PrebuiltFaker`).
     """
-    from faker import Faker
-
-    # Faker draws from one module-level Random that a fork copies as it is (Python reseeds only its own
-    # `random` after a fork): without this every job process would generate the same names (a seeded run
-    # reseeds it again).
-    Faker.seed()
     _warm_up()
     import snowfakery.fakedata.fake_data_generator as generator
     import snowfakery.recipe_validator as validator
@@ -136,21 +131,22 @@ class _PrebuiltFaker:
         return getattr(self._class, name)
 
 
-def _start_job_process(announce: bool = False) -> tuple[int, int, int | None]:
+def _start_job_process(announce: bool = False, after: int | None = None) -> tuple[int, int, int | None]:
     """Fork a job process waiting for its request; returns (pid, the write end of its request pipe, and with
-    `announce` the read end of a pipe on which it says when it is warm)."""
+    `announce` the read end of a pipe on which it says when it is warm). A replacement for the job process `after`
+    warms itself up once that one is done."""
     read_end, write_end = os.pipe()
     warm_read, warm_write = os.pipe() if announce else (None, None)
     pid = os.fork()
     if pid == 0:
-        _job_process(read_end, warm_write)
+        _job_process(read_end, warm_write, after)
     os.close(read_end)
     if warm_write is not None:
         os.close(warm_write)
     return pid, write_end, warm_read
 
 
-def _job_process(read_end: int, warm_write: int | None) -> None:
+def _job_process(read_end: int, warm_write: int | None, after: int | None) -> None:
     code = 1
     try:
         os.setsid()
@@ -161,7 +157,16 @@ def _job_process(read_end: int, warm_write: int | None) -> None:
             os.closerange(low, fd)
             low = fd + 1
         os.closerange(low, os.sysconf("SC_OPEN_MAX"))
-        _prepare_job_process()
+        from faker import Faker
+
+        # Faker draws from one module-level Random that a fork copies as it is (Python reseeds only its own
+        # `random` after a fork): without this every job process would generate the same names (a seeded run
+        # reseeds it again).
+        Faker.seed()
+        # A replacement is forked while the job it replaces runs: it warms up once that job is done, so as not
+        # to take its CPU, and not at all when a request comes first (it then runs at once, only colder).
+        if after is None or _idle_after(after, read_end):
+            _prepare_job_process()
         if warm_write is not None:
             with contextlib.suppress(OSError):
                 os.write(warm_write, b"1")
@@ -175,6 +180,21 @@ def _job_process(read_end: int, warm_write: int | None) -> None:
             code = 0
     finally:
         os._exit(code)
+
+
+def _idle_after(pid: int, requests: int) -> bool:
+    """Wait until job process `pid` has ended; False if a request arrives first (or it runs too long)."""
+    deadline = time.monotonic() + _REPLACED_JOB_WAIT
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        if select.select([requests], [], [], 0.005)[0]:
+            return False
+    return False
 
 
 def _wait_until_warm(announcements: list[int], timeout: float = _POOL_WARM_TIMEOUT) -> None:
@@ -214,8 +234,9 @@ def main() -> None:
         except (ValueError, KeyError, TypeError):
             writer.write(json.dumps({"error": "bad request"}) + "\n")
             continue
-        writer.write(json.dumps({"pid": _hand_over(pool, request_path)}) + "\n")
-        pool.append(_start_job_process()[:2])  # the replacement forks (and warms) while the job runs
+        job = _hand_over(pool, request_path)
+        writer.write(json.dumps({"pid": job}) + "\n")
+        pool.append(_start_job_process(after=job)[:2])  # forks while the job runs, warms up after it
     sys.exit(0)
 
 
