@@ -64,6 +64,7 @@ def test_run_files_are_confined_and_pruned(workspace: Workspace) -> None:
         (folder / "run.json").write_text("{}")
         (folder / "_request.json").write_text("{}")
         (folder / "stdout.txt").write_text("x")
+        os.utime(folder / "run.json", ns=(len(ids) * 10**9, len(ids) * 10**9))  # finished in this order
         ids.append(run_id)
     assert workspace.run_file(ids[0], "stdout.txt").read_text() == "x"
     for bad in ("../x", "_request.json", "run.json", "nope.txt"):
@@ -72,8 +73,9 @@ def test_run_files_are_confined_and_pruned(workspace: Workspace) -> None:
         assert caught.value.code == "run_not_found"
     with pytest.raises(SnowfakeryError):
         workspace.run_dir("../../etc")
-    assert set(workspace.prune(keep=1)) == set(sorted(ids)[:2])
-    assert [p.name for p in workspace.runs_dir.iterdir()] == [sorted(ids)[-1]]
+    # the oldest go, by the second in their id and then by when they finished (not by the id's random suffix)
+    assert set(workspace.prune(keep=1)) == set(ids[:2])
+    assert [p.name for p in workspace.runs_dir.iterdir()] == [ids[-1]]
 
 
 # -- scrubbing -------------------------------------------------------------------------------------

@@ -127,7 +127,10 @@ class Workspace:
         (left by a server that stopped mid-run); returns the deleted run ids. `later`: delete them after the
         answer (`discard`), as a run does once more than `keep` runs exist."""
         runs = sorted(p for p in self.runs_dir.iterdir() if p.is_dir() and RUN_ID.match(p.name))
-        finished = [p for p in runs if (p / MANIFEST).is_file()]
+        # oldest first: by the second in the run id, then by when the run finished (its manifest's mtime). Within
+        # a second the id's random suffix says nothing, and the run just made could be the one deleted.
+        stamped = [(p.name[:15], at, p.name, p) for p in runs if (at := _finished_at(p)) is not None]
+        finished = [p for *_, p in sorted(stamped)]
         doomed = finished[: max(len(finished) - keep, 0)]
         cutoff = time.time() - abandoned_after
         doomed += [p for p in runs if p not in finished and p.stat().st_mtime < cutoff]
@@ -137,3 +140,11 @@ class Workspace:
             else:
                 shutil.rmtree(folder, ignore_errors=True)
         return [p.name for p in doomed]
+
+
+def _finished_at(folder: Path) -> int | None:
+    """When a run wrote its manifest (ns), or None for a run not finished (or deleted meanwhile)."""
+    try:
+        return (folder / MANIFEST).stat().st_mtime_ns
+    except OSError:
+        return None
