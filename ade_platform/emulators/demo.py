@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from ade_platform.lib.errors import CodedError
 from ade_platform.supervise import start_group, stop_groups, stop_on_signals, taken_ports
 
 
@@ -228,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
             return child.wait()
         except KeyboardInterrupt:
             return 130
+        except (RuntimeError, OSError, CodedError) as exc:  # an emulator or server that did not come up
+            print(f"ade: {exc}; everything started was stopped (logs in {home / 'logs'})", file=sys.stderr)
+            return 1
         finally:
             if child is not None:
                 stop_groups([child])
