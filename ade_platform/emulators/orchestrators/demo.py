@@ -24,7 +24,7 @@ from ade_platform.emulators.orchestrators import (
     start_prefect,
     wait_until_answers,
 )
-from ade_platform.supervise import stop_groups
+from ade_platform.supervise import free_port, stop_groups
 
 # Not 8793: Airflow's scheduler serves task logs there by default (moved to a free port below).
 DEFAULT_PORTS = {"airflow": 8795, "prefect": 4200}
@@ -67,8 +67,6 @@ def start_orchestrators(
         airflow_home, prefect_home = home / "orchestrators" / "airflow", home / "orchestrators" / "prefect"
         airflow_home.mkdir(parents=True, exist_ok=True)
         prefect_home.mkdir(parents=True, exist_ok=True)
-        from ade_platform.emulators.demo import free_port
-
         # The scheduler's task-log server: a free port, not Airflow's default (a second Airflow would hold it).
         logs_port = str(free_port())
         aenv = airflow_env(
