@@ -33,6 +33,13 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now (bound and released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
     """Whether something already listens on host:port (a bind would fail)."""
     with socket.socket() as probe:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from ade_platform.lib.errors import CodedError
+from ade_platform.supervise import free_port as free_port  # where the tests and fixtures take it from
 from ade_platform.supervise import start_group, stop_groups, stop_on_signals, taken_ports
 
 
@@ -97,12 +98,6 @@ class Running:
     def stop(self) -> None:
         # the whole group: the dbt Cloud emulator's runs are dbt processes of its own
         stop_groups([self.process], grace_seconds=10)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_ready(url: str, proc: subprocess.Popen, timeout: float) -> None:
@@ -228,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
             return child.wait()
         except KeyboardInterrupt:
             return 130
+        except (RuntimeError, OSError, CodedError) as exc:  # an emulator or server that did not come up
+            print(f"ade: {exc}; everything started was stopped (logs in {home / 'logs'})", file=sys.stderr)
+            return 1
         finally:
             if child is not None:
                 stop_groups([child])

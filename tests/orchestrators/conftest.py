@@ -11,10 +11,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from ade_platform.emulators.demo import free_port
+from ade_platform.emulators.orchestrators import wait_until_answers
 from tests.orchestrators.servers import airflow_env, prefect_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,18 +47,11 @@ def _started(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Pope
 
 
 def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited ({proc.returncode}); log tail:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(url, timeout=3).status_code < 500:
-                return time.monotonic() - started
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    _stop(proc)
-    pytest.fail(f"server at {url} not ready in {timeout:.0f} s; log tail:\n{log.read_text()[-3000:]}")
+    try:
+        return wait_until_answers(url, proc, timeout)
+    except RuntimeError as exc:
+        _stop(proc)
+        pytest.fail(f"{exc}; log tail:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="session")

@@ -24,9 +24,10 @@ from ade_platform.emulators.orchestrators import (
     start_prefect,
     wait_until_answers,
 )
-from ade_platform.supervise import stop_groups
+from ade_platform.supervise import free_port, stop_groups
 
-DEFAULT_PORTS = {"airflow": 8793, "prefect": 4200}
+# Not 8793: Airflow's scheduler serves task logs there by default (moved to a free port below).
+DEFAULT_PORTS = {"airflow": 8795, "prefect": 4200}
 
 
 def missing() -> list[str]:
@@ -66,7 +67,15 @@ def start_orchestrators(
         airflow_home, prefect_home = home / "orchestrators" / "airflow", home / "orchestrators" / "prefect"
         airflow_home.mkdir(parents=True, exist_ok=True)
         prefect_home.mkdir(parents=True, exist_ok=True)
-        aenv = airflow_env(airflow_home, ports["airflow"], DEMO_DAGS, **tasks)
+        # The scheduler's task-log server: a free port, not Airflow's default (a second Airflow would hold it).
+        logs_port = str(free_port())
+        aenv = airflow_env(
+            airflow_home,
+            ports["airflow"],
+            DEMO_DAGS,
+            AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=logs_port,
+            **tasks,
+        )
         penv = {**prefect_env(prefect_home, ports["prefect"]), **tasks}
         procs.append(start_airflow(aenv, (log_dir / "airflow.log").open("ab")))
         procs.append(start_prefect(penv, (log_dir / "prefect.log").open("ab")))
