@@ -54,6 +54,10 @@ PROGRAM = textwrap.dedent(
 
     home = sys.argv[3]
     settings = load_settings(sys.argv[1], env={"ADE_HOME": home})
+    if settings.dbt is not None:  # not the project's own target/ (a demo-full or a team's build may fill it)
+        from pathlib import Path
+        watched = settings.dbt.model_copy(update={"target_path": Path(home) / "team-target"})
+        settings = settings.model_copy(update={"dbt": watched})
     manifest = {"metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json"},
                 "nodes": {"model.p.a": {"resource_type": "model", "name": "a", "depends_on": {"nodes": []}}}}
     StoreWriter(settings.store_root).publish("dbt_lineage_index", build_lineage_index(manifest))
