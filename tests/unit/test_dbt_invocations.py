@@ -185,9 +185,12 @@ def test_the_read_is_bounded_and_still_finds_the_start_of_a_long_invocation(tmp_
 
 
 def test_errors_lose_paths_outside_the_project_and_secrets_and_are_capped(tmp_path: Path) -> None:
-    project = tmp_path / "shop"
+    project, profiles = (
+        tmp_path / "shop",
+        tmp_path / "alice" / ".dbt" / "profiles.yml",
+    )  # one outside the project
     secret_error = (
-        f"Runtime Error\n  Could not read {project}/models/x.sql and /home/alice/.dbt/profiles.yml: "
+        f"Runtime Error\n  Could not read {project}/models/x.sql and {profiles}: "
         "password=hunter22 rejected for postgres://bob:s3cr3tpass@db.internal:5432/prod\n" + "y" * 5000
     )
     lines = [
@@ -198,7 +201,7 @@ def test_errors_lose_paths_outside_the_project_and_secrets_and_are_capped(tmp_pa
     _write_log(project, _text("ffffffff-0000-0000-0000-000000000001", "10:00:00.000000", lines), DAY)
     error = newest_invocation(project).error  # type: ignore[union-attr]
     assert error is not None and len(error) <= invocations.MAX_ERROR_CHARS
-    assert "models/x.sql" in error and str(project) not in error and "/home/alice" not in error
+    assert "models/x.sql" in error and str(project) not in error and str(profiles.parent) not in error
     assert "hunter22" not in error and "s3cr3tpass" not in error
 
 

@@ -193,7 +193,9 @@ def test_corpus_files_hold_no_machine_paths() -> None:
     # usual shapes of a user's folder. Not the checkout's parent: a clone under /tmp would take every legitimate
     # `/tmp/` of a Snowflake statement (a stage path) for a machine path.
     machine = {str(REPO_ROOT.resolve()), str(Path.home())} - {"/"}
-    user_folder = re.compile(r"(?<![\w.])/(?:home|Users)/[A-Za-z][\w.-]*/|(?<![\w.])/root/")
+    # a user's folder: <root>/<name>/ under the usual roots of home folders, or the superuser's own
+    homes, superuser = "|".join(("home", "Users")), "root"
+    user_folder = re.compile(rf"(?<![\w.])/(?:{homes})/[A-Za-z][\w.-]*/|(?<![\w.])/{superuser}/")
     for path in (CORPORA / "honest.sql", CORPORA / "adversarial.jsonl"):
         text = Path(path).read_text()
         assert not [folder for folder in machine if folder + "/" in text]
