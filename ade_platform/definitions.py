@@ -27,7 +27,7 @@ from ade_platform.defs import (
 )
 from ade_platform.defs.inputs import DomainInputs
 from ade_platform.defs.resources import StoreResource
-from ade_platform.defs.schedules import running_schedule
+from ade_platform.defs.schedules import refresh_job
 
 METADATA_JOB = "refresh_metadata"
 EVERYTHING_JOB = "build_everything"
@@ -82,8 +82,14 @@ def platform_definitions(settings: Settings) -> dg.Definitions:
         dg.AssetSelection.groups(dbt.ARTIFACTS_GROUP, warehouse.GROUP, lineage.GROUP, orchestrators.GROUP)
         - sensor_only
     )
-    refresh_metadata = dg.define_asset_job(
-        METADATA_JOB, selection=metadata, description="Re-snapshot dbt artifacts and warehouse schemas."
+    refresh_metadata, schedules = refresh_job(
+        METADATA_JOB,
+        selection=metadata,
+        description="Re-snapshot dbt artifacts and warehouse schemas.",
+        settings=settings,
+        cron=settings.schedules.metadata_cron,
+        schedule="metadata_refresh_schedule",
+        schedule_description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
     )
     build_everything = dg.define_asset_job(
         EVERYTHING_JOB,
@@ -92,15 +98,7 @@ def platform_definitions(settings: Settings) -> dg.Definitions:
     )
     return dg.Definitions(
         jobs=[refresh_metadata, build_everything],
-        schedules=[
-            running_schedule(
-                "metadata_refresh_schedule",
-                job=refresh_metadata,
-                cron=settings.schedules.metadata_cron,
-                settings=settings,
-                description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
-            )
-        ],
+        schedules=schedules,
         resources={"store": StoreResource.from_settings(settings)},
         # One step at a time: DuckDB allows a single writing process, and dbt, the loaders and the
         # schema snapshots all open the same file.

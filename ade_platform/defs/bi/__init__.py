@@ -15,7 +15,7 @@ from ade_platform.defs.bi.assets import (
 )
 from ade_platform.defs.bi.sensors import dashboard_error_sensor
 from ade_platform.defs.inputs import DomainInputs
-from ade_platform.defs.schedules import running_schedule
+from ade_platform.defs.schedules import refresh_job
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 
 __all__ = ["BROKEN_CHECK", "EMPTY_CHECK", "GROUP", "REFRESH_JOB", "defs"]
@@ -34,19 +34,18 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     selection = dg.AssetSelection.assets(
         *[dg.AssetKey(n(t)) for t in tools for n in (inventory_asset, health_asset)]
     )
-    refresh = dg.define_asset_job(
-        REFRESH_JOB, selection=selection, description="Re-inventory the BI dashboards and check their health."
-    )
-    schedule = running_schedule(
-        "bi_refresh_schedule",
-        job=refresh,
-        cron=settings.schedules.metadata_cron,
+    refresh, schedules = refresh_job(
+        REFRESH_JOB,
+        selection=selection,
+        description="Re-inventory the BI dashboards and check their health.",
         settings=settings,
-        description="Keeps the BI inventory and health snapshots fresh for the bi-api tools.",
+        cron=settings.schedules.metadata_cron,
+        schedule="bi_refresh_schedule",
+        schedule_description="Keeps the BI inventory and health snapshots fresh for the bi-api tools.",
     )
     return dg.Definitions(
         assets=assets,
         jobs=[refresh],
-        schedules=[schedule],
+        schedules=schedules,
         sensors=[dashboard_error_sensor(settings, refresh)],
     )

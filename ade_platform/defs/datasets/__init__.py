@@ -7,7 +7,7 @@ import dagster as dg
 from ade_platform.config import Settings
 from ade_platform.defs.datasets.assets import GROUP, build_dataset_assets
 from ade_platform.defs.inputs import DomainInputs
-from ade_platform.defs.schedules import running_schedule
+from ade_platform.defs.schedules import refresh_job
 
 __all__ = ["GROUP", "JOB", "defs"]
 
@@ -19,18 +19,13 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     cfg = settings.datasets
     if cfg is None or not assets:
         return dg.Definitions(assets=assets)
-    job = dg.define_asset_job(
-        JOB, selection=dg.AssetSelection.groups(GROUP), description="Regenerate the Snowfakery datasets."
+    job, schedules = refresh_job(
+        JOB,
+        selection=dg.AssetSelection.groups(GROUP),
+        description="Regenerate the Snowfakery datasets.",
+        settings=settings,
+        cron=cfg.schedule_cron,
+        schedule="datasets_schedule",
+        schedule_description="Regenerates the Snowfakery datasets (chained recipes grow at each run).",
     )
-    schedules = []
-    if cfg.schedule_cron:
-        schedules.append(
-            running_schedule(
-                "datasets_schedule",
-                job=job,
-                cron=cfg.schedule_cron,
-                settings=settings,
-                description="Regenerates the Snowfakery datasets (chained recipes grow at each run).",
-            )
-        )
     return dg.Definitions(assets=assets, jobs=[job], schedules=schedules)

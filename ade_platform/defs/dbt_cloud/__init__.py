@@ -15,7 +15,7 @@ from ade_platform.defs.dbt_cloud.assets import (
 )
 from ade_platform.defs.dbt_cloud.sensors import failed_run_sensor
 from ade_platform.defs.inputs import DomainInputs
-from ade_platform.defs.schedules import running_schedule
+from ade_platform.defs.schedules import refresh_job
 
 __all__ = ["ARTIFACTS_ASSET", "FRESHNESS_ASSET", "GROUP", "JOBS_ASSET", "REFRESH_JOB", "RUNS_ASSET", "defs"]
 
@@ -25,23 +25,21 @@ REFRESH_JOB = "refresh_dbt_cloud"
 def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     if settings.dbt_cloud is None:
         return dg.Definitions()
-    refresh = dg.define_asset_job(
+    # The tools check dbt Cloud for anything newer before they answer from these snapshots; the schedule keeps
+    # them close enough that they usually can, and `ade status` shows when it did not run.
+    refresh, schedules = refresh_job(
         REFRESH_JOB,
         selection=dg.AssetSelection.groups(GROUP),
         description="Re-snapshot dbt Cloud jobs, runs, freshness and artifacts.",
-    )
-    # The tools check dbt Cloud for anything newer before they answer from these snapshots; the schedule keeps
-    # them close enough that they usually can, and `ade status` shows when it did not run.
-    schedule = running_schedule(
-        "dbt_cloud_refresh_schedule",
-        job=refresh,
-        cron=settings.schedules.metadata_cron,
         settings=settings,
-        description="Keeps the dbt Cloud jobs, runs, freshness and artifacts snapshots fresh for the dbt-cloud tools.",
+        cron=settings.schedules.metadata_cron,
+        schedule="dbt_cloud_refresh_schedule",
+        schedule_description="Keeps the dbt Cloud jobs, runs, freshness and artifacts snapshots fresh for the "
+        "dbt-cloud tools.",
     )
     return dg.Definitions(
         assets=dbt_cloud_assets(settings),
         jobs=[refresh],
-        schedules=[schedule],
+        schedules=schedules,
         sensors=[failed_run_sensor(settings.dbt_cloud, refresh)],
     )

@@ -5,7 +5,7 @@ import dagster as dg
 
 from ade_platform.config import Settings
 from ade_platform.defs.inputs import DomainInputs
-from ade_platform.defs.schedules import running_schedule
+from ade_platform.defs.schedules import refresh_job
 from ade_platform.defs.snowflake.assets import GROUP, REPOSITORY_ASSET, repository_asset
 from ade_platform.defs.snowflake.sensors import STALENESS_ASSET, staleness_sensor
 
@@ -17,22 +17,15 @@ SYNC_JOB = "snowflake_sync"
 def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     if settings.snowflake is None:
         return dg.Definitions()
-    job = dg.define_asset_job(
+    job, schedules = refresh_job(
         SYNC_JOB,
         selection=[dg.AssetKey(REPOSITORY_ASSET)],
         description="Re-sync the Snowflake DDL repository.",
+        settings=settings,
+        cron=settings.snowflake.sync.schedule_cron,
+        schedule="snowflake_sync_schedule",
+        schedule_description="Keeps the Snowflake DDL repository (and the guard's view dependencies) fresh.",
     )
-    schedules = []
-    if settings.snowflake.sync.schedule_cron:
-        schedules.append(
-            running_schedule(
-                "snowflake_sync_schedule",
-                job=job,
-                cron=settings.snowflake.sync.schedule_cron,
-                settings=settings,
-                description="Keeps the Snowflake DDL repository (and the guard's view dependencies) fresh.",
-            )
-        )
     return dg.Definitions(
         assets=[repository_asset(settings)],
         jobs=[job],
