@@ -83,13 +83,7 @@ def platform_definitions(settings: Settings) -> dg.Definitions:
         - sensor_only
     )
     refresh_metadata, schedules = refresh_job(
-        METADATA_JOB,
-        selection=metadata,
-        description="Re-snapshot dbt artifacts and warehouse schemas.",
-        settings=settings,
-        cron=settings.schedules.metadata_cron,
-        schedule="metadata_refresh_schedule",
-        schedule_description="Keeps the store's dbt artifact and schema snapshots fresh for the MCP tools.",
+        settings, METADATA_JOB, metadata, settings.schedules.metadata_cron
     )
     build_everything = dg.define_asset_job(
         EVERYTHING_JOB,

@@ -34,15 +34,7 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     selection = dg.AssetSelection.assets(
         *[dg.AssetKey(n(t)) for t in tools for n in (inventory_asset, health_asset)]
     )
-    refresh, schedules = refresh_job(
-        REFRESH_JOB,
-        selection=selection,
-        description="Re-inventory the BI dashboards and check their health.",
-        settings=settings,
-        cron=settings.schedules.metadata_cron,
-        schedule="bi_refresh_schedule",
-        schedule_description="Keeps the BI inventory and health snapshots fresh for the bi-api tools.",
-    )
+    refresh, schedules = refresh_job(settings, REFRESH_JOB, selection, settings.schedules.metadata_cron)
     return dg.Definitions(
         assets=assets,
         jobs=[refresh],

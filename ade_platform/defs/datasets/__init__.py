@@ -19,13 +19,5 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     cfg = settings.datasets
     if cfg is None or not assets:
         return dg.Definitions(assets=assets)
-    job, schedules = refresh_job(
-        JOB,
-        selection=dg.AssetSelection.groups(GROUP),
-        description="Regenerate the Snowfakery datasets.",
-        settings=settings,
-        cron=cfg.schedule_cron,
-        schedule="datasets_schedule",
-        schedule_description="Regenerates the Snowfakery datasets (chained recipes grow at each run).",
-    )
+    job, schedules = refresh_job(settings, JOB, dg.AssetSelection.groups(GROUP), cfg.schedule_cron)
     return dg.Definitions(assets=assets, jobs=[job], schedules=schedules)

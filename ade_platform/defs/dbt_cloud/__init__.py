@@ -25,17 +25,8 @@ REFRESH_JOB = "refresh_dbt_cloud"
 def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     if settings.dbt_cloud is None:
         return dg.Definitions()
-    # The tools check dbt Cloud for anything newer before they answer from these snapshots; the schedule keeps
-    # them close enough that they usually can, and `ade status` shows when it did not run.
     refresh, schedules = refresh_job(
-        REFRESH_JOB,
-        selection=dg.AssetSelection.groups(GROUP),
-        description="Re-snapshot dbt Cloud jobs, runs, freshness and artifacts.",
-        settings=settings,
-        cron=settings.schedules.metadata_cron,
-        schedule="dbt_cloud_refresh_schedule",
-        schedule_description="Keeps the dbt Cloud jobs, runs, freshness and artifacts snapshots fresh for the "
-        "dbt-cloud tools.",
+        settings, REFRESH_JOB, dg.AssetSelection.groups(GROUP), settings.schedules.metadata_cron
     )
     return dg.Definitions(
         assets=dbt_cloud_assets(settings),

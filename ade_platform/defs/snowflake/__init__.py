@@ -18,13 +18,7 @@ def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     if settings.snowflake is None:
         return dg.Definitions()
     job, schedules = refresh_job(
-        SYNC_JOB,
-        selection=[dg.AssetKey(REPOSITORY_ASSET)],
-        description="Re-sync the Snowflake DDL repository.",
-        settings=settings,
-        cron=settings.snowflake.sync.schedule_cron,
-        schedule="snowflake_sync_schedule",
-        schedule_description="Keeps the Snowflake DDL repository (and the guard's view dependencies) fresh.",
+        settings, SYNC_JOB, [dg.AssetKey(REPOSITORY_ASSET)], settings.snowflake.sync.schedule_cron
     )
     return dg.Definitions(
         assets=[repository_asset(settings)],
