@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from ade_platform.config import Settings
 from ade_platform.lib.timestamps import parse_timestamp
@@ -26,14 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("ade.mcp")
 T = TypeVar("T")
 ClientSystem = Literal["warehouse", "bi", "orchestrator", "dbt_cloud", "snowflake"]
-# system -> the client package whose `open_client(settings, name)` opens it
-_CLIENT_FACTORIES: dict[str, str] = {
-    "warehouse": "ade_platform.clients.warehouses",
-    "bi": "ade_platform.clients.bi",
-    "orchestrator": "ade_platform.clients.orchestrators",
-    "dbt_cloud": "ade_platform.clients.dbt_cloud",
-    "snowflake": "ade_platform.clients.snowflake",
-}
+# A system's client package, whose `open_client(settings, name)` opens it, is ade_platform.clients.<system>, but
+# for the systems whose package name is plural.
+_PLURAL_PACKAGES: dict[str, str] = {"warehouse": "warehouses", "orchestrator": "orchestrators"}
 _OBSERVATION_QUEUE = 1_000
 _RECORDER: _Recorder | None = None
 _RECORDER_LOCK = threading.Lock()
@@ -142,7 +137,10 @@ class BridgeContext:
         with self._clients_lock:
             if key not in self._clients:
                 # imported on first use: the cached path never loads httpx, a driver or an SDK
-                module = importlib.import_module(_CLIENT_FACTORIES[system])
+                if system not in get_args(ClientSystem):
+                    raise KeyError(system)
+                package = _PLURAL_PACKAGES.get(system, system)
+                module = importlib.import_module(f"ade_platform.clients.{package}")
                 self._clients[key] = module.open_client(self.settings, name)
             return self._clients[key]
 

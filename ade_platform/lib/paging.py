@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar, Unpack
 
 from ade_platform.lib.errors import CodedError
 from ade_platform.lib.timestamps import parse_timestamp
@@ -172,21 +172,27 @@ def page_answer(
 
 
 # ---- graphs: nodes paged, each edge on the page of its later end -----------------------------------------
+class GraphPaging(TypedDict):
+    """What graph_page hands to page() as it is: the list's version, the query, the page size's cap and default."""
+
+    version: str
+    query: Any
+    cap: NotRequired[int]
+    default: NotRequired[int]
+
+
 def graph_page(
     nodes: Sequence[dict[str, Any]],
     edges: Iterable[dict[str, Any]],
     limit: int | None,
     cursor: str | None,
     *,
-    version: str,
-    query: Any,
-    cap: int = MAX_LIMIT,
-    default: int = DEFAULT_LIMIT,
     node_key: str = "node_id",
+    **paging: Unpack[GraphPaging],
 ) -> tuple[Page[dict[str, Any]], list[dict[str, Any]]]:
     """A page of a graph's nodes (in their walk order, nearest first) and the edges whose later end (in that
     order) is on it: every edge between listed nodes comes exactly once over all pages."""
-    shown = page(nodes, limit, cursor, version=version, query=query, cap=cap, default=default)
+    shown = page(nodes, limit, cursor, **paging)
     position = {n[node_key]: i for i, n in enumerate(nodes)}
     low, high = shown.offset, shown.offset + len(shown.items)
     here = [e for e in edges if low <= max(position.get(e["from"], -1), position.get(e["to"], -1)) < high]

@@ -87,23 +87,6 @@ def test_filtered_counts_switch_lifts_only_the_predicate_rule() -> None:
         assert classify_sql(sql, policy).classification == "DATA"
 
 
-@pytest.mark.parametrize(
-    "sql",
-    [
-        "SELECT seq1.NEXTVAL",
-        "SELECT COUNT(*) FROM t WHERE id = seq1.nextval",
-        "SELECT SYSTEM$ABORT_SESSION(1)",
-        "SELECT COUNT(*) FROM t WHERE SYSTEM$CANCEL_QUERY('x') IS NULL",
-        "CALL p()",
-    ],
-)
-def test_side_effects_are_write_even_inside_reads(sql: str) -> None:
-    result = classify_sql(sql, GuardPolicy())
-    assert result.classification == "WRITE"
-    assert decide(result, "execute_sql").error == "WRITE_REFUSED"
-    assert decide(result, "execute_scalar").error == "WRITE_REFUSED"
-
-
 def test_explain_is_metadata_but_checks_the_objects_it_names() -> None:
     policy = GuardPolicy(exclusion_patterns=("*.HR.*",))
     result = classify_sql("EXPLAIN DELETE FROM prod.hr.salaries WHERE ssn = '1'", policy)
@@ -141,19 +124,29 @@ def test_metadata_batches_are_metadata_but_still_one_statement_per_call() -> Non
 
 
 @pytest.mark.parametrize(
-    "sql",
+    ("sql", "classification"),
     [
-        "SELECT COUNT(*) FROM t WHERE note IS NULL AND 'a;b' = 'a;b'",
-        "SELECT COUNT(*) FROM t -- ; SELECT MAX(ssn) FROM t",
-        "SELECT COUNT(*) /* ; DROP TABLE t */ FROM t",
-        "SELECT COUNT(*) FROM t // ; DROP TABLE t\n",
-        "SELECT COUNT(*) FROM t WHERE $$;$$ = $$;$$",
-        "SELECT COUNT(*) FROM t WHERE 'it''s;' = 'it\\'s;'",
+        # side effects are writes even inside reads
+        ("SELECT seq1.NEXTVAL", "WRITE"),
+        ("SELECT COUNT(*) FROM t WHERE id = seq1.nextval", "WRITE"),
+        ("SELECT SYSTEM$ABORT_SESSION(1)", "WRITE"),
+        ("SELECT COUNT(*) FROM t WHERE SYSTEM$CANCEL_QUERY('x') IS NULL", "WRITE"),
+        ("CALL p()", "WRITE"),
+        # semicolons in strings and comments separate nothing
+        ("SELECT COUNT(*) FROM t WHERE note IS NULL AND 'a;b' = 'a;b'", "SCALAR"),
+        ("SELECT COUNT(*) FROM t -- ; SELECT MAX(ssn) FROM t", "SCALAR"),
+        ("SELECT COUNT(*) /* ; DROP TABLE t */ FROM t", "SCALAR"),
+        ("SELECT COUNT(*) FROM t // ; DROP TABLE t\n", "SCALAR"),
+        ("SELECT COUNT(*) FROM t WHERE $$;$$ = $$;$$", "SCALAR"),
+        ("SELECT COUNT(*) FROM t WHERE 'it''s;' = 'it\\'s;'", "SCALAR"),
     ],
 )
-def test_semicolons_in_strings_and_comments_separate_nothing(sql: str) -> None:
+def test_what_a_statement_does_not_how_it_looks_classifies_it(sql: str, classification: str) -> None:
     result = classify_sql(sql, GuardPolicy())
-    assert result.classification == "SCALAR", result.reasons
+    assert result.classification == classification, result.reasons
+    refusal = "WRITE_REFUSED" if classification == "WRITE" else None  # a scalar runs through either tool
+    assert decide(result, "execute_sql").error == refusal
+    assert decide(result, "execute_scalar").error == refusal
 
 
 SPLIT_CASES = [

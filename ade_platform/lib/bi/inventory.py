@@ -7,18 +7,26 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo
-from ade_platform.lib.bi.tiles import dashboard_status, run_tiles
+from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary
+from ade_platform.lib.bi.tiles import TileRunner, dashboard_status, outcome_rows, run_with
+
+# a tile's health in the health snapshot: outcome field -> its name there
+ELEMENT_FIELDS = {
+    "element_id": "id",
+    "title": "title",
+    "status": "status",
+    "row_count": "row_count",
+    "error": "error",
+    "elapsed_ms": "elapsed_ms",
+}
 
 
-class DashboardSource(Protocol):
+class DashboardSource(TileRunner, Protocol):
     tool: str
 
     def list_dashboards(self) -> list[DashboardSummary]: ...
 
     def dashboard(self, dashboard_id: str) -> DashboardInfo: ...
-
-    def run_element(self, element: ElementInfo, timeout: float) -> int: ...
 
 
 def collect_inventory(source: DashboardSource) -> dict[str, Any]:
@@ -38,28 +46,13 @@ def collect_health(
     """Run every tile of every inventoried dashboard once; per dashboard ok / error / unknown."""
     dashboards = []
     for d in inventory["dashboards"]:
-        outcomes = run_tiles(
-            d["elements"],
-            lambda e: source.run_element(e, timeout),
-            concurrency=concurrency,
-            timeout=timeout,
-        )
+        outcomes = run_with(source, d["elements"], concurrency=concurrency, timeout=timeout)
         dashboards.append(
             {
                 "id": d["id"],
                 "title": d["title"],
                 "status": dashboard_status(outcomes),
-                "elements": [
-                    {
-                        "id": o["element_id"],
-                        "title": o["title"],
-                        "status": o["status"],
-                        "row_count": o["row_count"],
-                        "error": o["error"],
-                        "elapsed_ms": o["elapsed_ms"],
-                    }
-                    for o in outcomes
-                ],
+                "elements": outcome_rows(outcomes, ELEMENT_FIELDS),
             }
         )
         if progress is not None:

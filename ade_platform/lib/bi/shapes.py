@@ -71,14 +71,19 @@ def new_element(*, id: str, title: str | None, type: str, runnable: bool, **know
     return element
 
 
-class DashboardSummary(OpenShape):
-    id: str
+# What a BI tool tells of a dashboard besides its id (the list answer names the id otherwise). No docstring: it
+# would become a description in a published output schema.
+class DashboardFacts(OpenShape):
     title: str
     folder: str | None
     created_at: str | None
     last_updated_at: str | None
     view_count: int | None
     url: str | None
+
+
+class DashboardSummary(DashboardFacts):
+    id: str
 
 
 class DashboardInfo(DashboardSummary):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Protocol
 
 from ade_platform.lib.bi.shapes import DashboardStatus, ElementInfo, TileOutcome, TileStatus
 from ade_platform.lib.errors import CodedError
@@ -20,6 +21,10 @@ class TileError(CodedError):
 
     def __init__(self, detail: str):
         super().__init__("query_failed", detail)
+
+
+class TileRunner(Protocol):
+    def run_element(self, element: ElementInfo, timeout: float) -> int: ...
 
 
 def classify(row_count: int | None, error: str | None, min_rows: int) -> TileStatus:
@@ -93,6 +98,21 @@ def run_tiles(
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return [outcomes[e["id"]] for e in tiles]
+
+
+def run_with(
+    client: TileRunner, elements: Sequence[ElementInfo], *, concurrency: int, timeout: float
+) -> list[TileOutcome]:
+    """run_tiles through a BI client's own runner, each tile given `timeout` seconds."""
+    return run_tiles(
+        elements, lambda e: client.run_element(e, timeout), concurrency=concurrency, timeout=timeout
+    )
+
+
+def outcome_rows(outcomes: Sequence[TileOutcome], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each outcome as a row of the fields `names` picks (outcome field -> the row's name for it), in its
+    order."""
+    return [{name: o[field] for field, name in names.items()} for o in outcomes]
 
 
 def dashboard_status(outcomes: Sequence[TileOutcome]) -> DashboardStatus:

@@ -40,20 +40,19 @@ SUBCOMMANDS = frozenset(
 _TWO_WORDS = {"docs", "source"}
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_SEPARATOR = re.compile(r"^={10,} (\d{2}:\d{2}:\d{2}(?:\.\d+)?) \| ([0-9A-Za-z-]+) ={10,}\s*$")
-_TEXT_LINE = re.compile(
-    r"^(?:\x1b\[[0-9;]*m)*(\d{2}:\d{2}:\d{2}(?:\.\d+)?) \[(\w+)\s*\](?: \[[^\]]*\]:)? ?(.*)$"
-)
+_CLOCK = r"(\d{2}:\d{2}:\d{2}(?:\.\d+)?)"  # the time of day a text log line starts with
+# the node kinds dbt names in its messages ("Error in model x") and unique_ids ("model.pkg.x")
+_NODE_KINDS = "model|test|seed|snapshot|source|analysis|unit_test"
+_SEPARATOR = re.compile(rf"^={{10,}} {_CLOCK} \| ([0-9A-Za-z-]+) ={{10,}}\s*$")
+_TEXT_LINE = re.compile(rf"^(?:{_ANSI.pattern})*{_CLOCK} \[(\w+)\s*\](?: \[[^\]]*\]:)? ?(.*)$")
 _INVOCATION_COMMAND = re.compile(r"'invocation_command': '([^']*)'")
 _COMPLETED = re.compile(r"^Command `([^`]*)` (succeeded|failed) at")
 _WROTE_RUN_RESULTS = re.compile(r"^Wrote artifact RunExecutionResult to (.+)$")
 # Lines that only a run of nodes prints: per-node progress and the end-of-run summary (in the tail of the log even
 # when the progress of a long run is not).
 _RAN_NODES = re.compile(r"^(?:\d+ of \d+ |Finished running |Completed (?:successfully|with )|Done\. PASS=)")
-_NODE_NAMED = re.compile(
-    r"(?:Error|Failure) in (?:model|test|seed|snapshot|source|analysis|unit_test|operation) ([\w.\-]+)"
-)
-_NODE_ID = re.compile(r"'((?:model|test|seed|snapshot|source|analysis|unit_test)\.[\w.\-]+)'")
+_NODE_NAMED = re.compile(rf"(?:Error|Failure) in (?:{_NODE_KINDS}|operation) ([\w.\-]+)")
+_NODE_ID = re.compile(rf"'((?:{_NODE_KINDS})\.[\w.\-]+)'")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[\w.\-]+/)*[\w.\-]+")
 _HEADER_MARKERS = (b"\n" + b"=" * 30 + b" ", b'"name": "MainReportVersion"')
 _FAILED_STATUSES = {"error", "fail", "runtime error"}

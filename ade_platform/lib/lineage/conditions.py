@@ -14,19 +14,62 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-# base weight of each cause: how often it is THE cause when present upstream of a symptom
-WEIGHT = {
-    "schema_change": 0.95,
-    "tile_references_missing_column": 0.9,
-    "failed_invocation": 0.9,
-    "failed_model": 0.9,
-    "schema_drift": 0.8,
-    "stale_source": 0.75,
-    "failed_builder_run": 0.65,
-    "failing_tests": 0.5,
-    "skipped_model": 0.4,
+
+@dataclass(frozen=True)
+class Cause:
+    """How one kind of condition is said: its base weight (how often it is THE cause when present upstream of a
+    symptom), the templates of its change and summary (filled from the hop and the gatherer's facts), and the
+    tool an agent calls next to see it for itself."""
+
+    weight: float
+    change: str
+    summary: str
+    tool: str
+
+
+# the cause vocabulary, heaviest first
+VOCABULARY: dict[str, Cause] = {
+    "schema_change": Cause(0.95, "{change}", "{subject} {change}", "warehouse_get_schema"),
+    "tile_references_missing_column": Cause(
+        0.9,
+        "names {missing}, which {tables} does not have",
+        "the tile's SQL names {missing}, which {tables} does not have",
+        "warehouse_get_schema",
+    ),
+    "failed_invocation": Cause(0.9, "failed {stage}", "dbt {name} failed{at_parse}", "dbt_get_failed_models"),
+    "failed_model": Cause(
+        0.9, "failed", "dbt {kind} {name} failed in the newest run", "dbt_get_failed_models"
+    ),
+    "schema_drift": Cause(
+        0.8,
+        "differs from what dbt declares",
+        "the warehouse relation of {name} drifted from what dbt declares",
+        "warehouse_detect_schema_drift",
+    ),
+    "stale_source": Cause(
+        0.75,
+        "{how} ({detail}; freshness {status})",
+        "source {name} is {status} on freshness ({detail})",
+        "dbt_get_source_freshness",
+    ),
+    "failed_builder_run": Cause(
+        0.65,
+        "run {run_id} failed",
+        "the last run of {name}, which builds {builds}, failed",
+        "orchestrator_get_last_run",
+    ),
+    "failing_tests": Cause(
+        0.5, "{count} test(s) failing", "{count} test(s) on {name} did not pass", "dbt_get_model_tests"
+    ),
+    "skipped_model": Cause(
+        0.4,
+        "skipped",
+        "{name} was skipped in the newest run (an upstream node failed), so its table is old",
+        "dbt_get_failed_models",
+    ),
 }
-CAUSES = tuple(WEIGHT)
+WEIGHT = {cause: said.weight for cause, said in VOCABULARY.items()}
+CAUSES = tuple(VOCABULARY)
 
 
 def iso(epoch: float | None) -> str | None:
@@ -130,3 +173,39 @@ def table_changes(report: dict[str, Any]) -> list[tuple[str, str]]:
         for c in report.get("type_changed") or []
     ]
     return changes
+
+
+Hop = tuple[str, dict[str, Any], int]  # a node on a chain: (its id, the node, its depth)
+
+
+def condition_on(
+    cause: str,
+    hop: Hop,
+    *,
+    evidence: dict[str, Any],
+    source: dict[str, Any],
+    onset: Onset,
+    facts: dict[str, Any] | None = None,
+    tool: str | None = None,
+    tool_args: dict[str, Any] | None = None,
+    **details: Any,
+) -> Condition:
+    """A condition on one hop, said in the cause's words (VOCABULARY).
+
+    Name, object ("<kind> <name>") and system come from the node unless `details` name them; `facts` fill the
+    cause's templates; a condition with its own message ends its summary with it. `details` are the Condition's
+    other fields (columns, relations, message, extra, ...); `tool` replaces the cause's usual next tool.
+    """
+    said = VOCABULARY[cause]
+    node_id, node, depth = hop
+    details.setdefault("name", node.get("name"))
+    details.setdefault("system", node.get("system"))
+    name = details["name"]
+    obj = details.pop("object", f"{node.get('kind')} {name}")
+    words = {"name": name, "kind": node.get("kind"), "object": obj, **(facts or {})}
+    change = said.change.format(**words)
+    summary = said.summary.format(**{**words, "change": change})
+    if details.get("message"):
+        summary += f": {details['message']}"
+    look = next_tool(tool or said.tool, **(tool_args or {}))
+    return Condition(cause, node_id, depth, obj, change, summary, evidence, source, onset, look, **details)

@@ -12,14 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ade_platform.lib.lineage.conditions import (
-    Condition,
-    Onset,
-    epoch_of,
-    live_source,
-    next_tool,
-    short_relation,
-)
+from ade_platform.lib.lineage.conditions import Condition, Onset, epoch_of, live_source, short_relation
 from ade_platform.lib.lineage.evidence import (
     FAILED_DBT,
     STALE,
@@ -152,41 +145,22 @@ class Gatherer(JobConditions):
         if kind != "source" and status in FAILED_DBT:
             message = str((result or {}).get("message") or "")[:500] or None
             relation = node.get("relation")
-            self.out.append(
-                Condition(
-                    cause="failed_model",
-                    node=node_id,
-                    depth=depth,
-                    object=f"{kind} {name}",
-                    change="failed",
-                    summary=f"dbt {kind} {name} failed in the newest run"
-                    + (f": {message}" if message else ""),
-                    evidence={"run_status": status, "message": message},
-                    source=self._run_source(live),
-                    onset=self._run_onset(uid, FAILED_DBT, live),
-                    next_tool=next_tool("dbt_get_failed_models"),
-                    relations=frozenset(r for r in (relation, short_relation(relation or ""), name) if r),
-                    message=message,
-                    name=name,
-                    system="dbt",
-                )
+            self._add(
+                "failed_model",
+                (node_id, node, depth),
+                evidence={"run_status": status, "message": message},
+                source=self._run_source(live),
+                onset=self._run_onset(uid, FAILED_DBT, live),
+                relations=frozenset(r for r in (relation, short_relation(relation or ""), name) if r),
+                message=message,
             )
         elif kind != "source" and status == "skipped":
-            self.out.append(
-                Condition(
-                    cause="skipped_model",
-                    node=node_id,
-                    depth=depth,
-                    object=f"{kind} {name}",
-                    change="skipped",
-                    summary=f"{name} was skipped in the newest run (an upstream node failed), so its table is old",
-                    evidence={"run_status": status},
-                    source=self._run_source(live),
-                    onset=self._run_onset(uid, frozenset({"skipped"}), live),
-                    next_tool=next_tool("dbt_get_failed_models"),
-                    name=name,
-                    system="dbt",
-                )
+            self._add(
+                "skipped_model",
+                (node_id, node, depth),
+                evidence={"run_status": status},
+                source=self._run_source(live),
+                onset=self._run_onset(uid, frozenset({"skipped"}), live),
             )
         self._tests(node_id, node, depth)
         self._drift(node_id, node, depth)
@@ -206,24 +180,15 @@ class Gatherer(JobConditions):
                 live = live or from_live
         if not failing:
             return
-        tests = set(tests_of)
-        self.out.append(
-            Condition(
-                cause="failing_tests",
-                node=node_id,
-                depth=depth,
-                object=f"{node.get('kind')} {node.get('name')}",
-                change=f"{len(failing)} test(s) failing",
-                summary=f"{len(failing)} test(s) on {node.get('name')} did not pass",
-                evidence={"failing": failing[:10]},
-                source=self._run_source(live),
-                onset=self._streak(
-                    RUN_RESULTS, "statuses", run_statuses, tests, _NOT_PASSED, self.now if live else None
-                ),
-                next_tool=next_tool("dbt_get_model_tests", model_name=uid),
-                name=node.get("name"),
-                system="dbt",
-            )
+        since = self.now if live else None
+        self._add(
+            "failing_tests",
+            (node_id, node, depth),
+            facts={"count": len(failing)},
+            evidence={"failing": failing[:10]},
+            source=self._run_source(live),
+            onset=self._streak(RUN_RESULTS, "statuses", run_statuses, set(tests_of), _NOT_PASSED, since),
+            tool_args={"model_name": uid},
         )
 
     def _drift(self, node_id: str, node: dict[str, Any], depth: int) -> None:
@@ -237,28 +202,21 @@ class Gatherer(JobConditions):
         asset = f"warehouse_drift_{drift.get('warehouse')}"
         removed = [c.get("column_name") for c in drift.get("removed_from_warehouse") or []]
         retyped = [c.get("column_name") for c in drift.get("type_changed") or []]
-        self.out.append(
-            Condition(
-                cause="schema_drift",
-                node=node_id,
-                depth=depth,
-                object=f"{node.get('kind')} {node.get('name')}",
-                change="differs from what dbt declares",
-                summary=f"the warehouse relation of {node.get('name')} drifted from what dbt declares",
-                evidence={
-                    "removed_from_warehouse": removed,
-                    "type_changed": retyped,
-                    "likely_renames": drift.get("likely_renames") or [],
-                    "relation_missing": drift.get("relation_missing"),
-                },
-                source=snapshot_source(self.records, asset, self.now),
-                onset=self._streak(asset, "severities", drift_severities, {uid}, {"error"}),
-                next_tool=next_tool("warehouse_detect_schema_drift", model_name=node.get("name")),
-                columns=frozenset(str(c).lower() for c in removed if c),
-                retyped=frozenset(str(c).lower() for c in retyped if c),
-                name=node.get("name"),
-                system="dbt",
-            )
+        evidence = {
+            "removed_from_warehouse": removed,
+            "type_changed": retyped,
+            "likely_renames": drift.get("likely_renames") or [],
+            "relation_missing": drift.get("relation_missing"),
+        }
+        self._add(
+            "schema_drift",
+            (node_id, node, depth),
+            evidence=evidence,
+            source=snapshot_source(self.records, asset, self.now),
+            onset=self._streak(asset, "severities", drift_severities, {uid}, {"error"}),
+            tool_args={"model_name": node.get("name")},
+            columns=frozenset(str(c).lower() for c in removed if c),
+            retyped=frozenset(str(c).lower() for c in retyped if c),
         )
 
     def _freshness(self, node_id: str, node: dict[str, Any], depth: int) -> None:
@@ -290,28 +248,20 @@ class Gatherer(JobConditions):
         if onset is None:
             onset = self._streak(SOURCES, "statuses", freshness_statuses, {uid}, {status})
         hours = evidence.get("hours_since_load")
-        change = "stopped loading" if status in ("error", "runtime error") else "is late"
+        how = "stopped loading" if status in ("error", "runtime error") else "is late"
         if isinstance(hours, (int, float)):
             detail = f"last load {hours:.1f} h ago"
         else:
             detail = f"last load at {max_loaded}" if max_loaded else "no load recorded"
-        source_name = ".".join(str(node.get("unique_id") or "").split(".")[-2:])
-        self.out.append(
-            Condition(
-                cause="stale_source",
-                node=node_id,
-                depth=depth,
-                object=f"source {source_name}",
-                change=f"{change} ({detail}; freshness {status})",
-                summary=f"source {source_name} is {status} on freshness ({detail})",
-                evidence=evidence,
-                source=source,
-                onset=onset,
-                next_tool=next_tool("dbt_get_source_freshness"),
-                name=source_name,
-                system="dbt",
-                extra={"loaded_at": epoch_of(max_loaded)},
-            )
+        self._add(
+            "stale_source",
+            (node_id, node, depth),
+            facts={"how": how, "detail": detail, "status": status},
+            evidence=evidence,
+            source=source,
+            onset=onset,
+            name=".".join(str(node.get("unique_id") or "").split(".")[-2:]),
+            extra={"loaded_at": epoch_of(max_loaded)},
         )
 
     def tile(self, node_id: str, node: dict[str, Any], depth: int) -> None:
@@ -337,26 +287,20 @@ class Gatherer(JobConditions):
         models = [e["from"] for r in read for e in self.v["up"].get(r, ()) if e["kind"] == "materializes"]
         tables = ", ".join(short_relation(str(self.nodes[r].get("name"))) for r in read)
         live = any(r in self.live.tables for r in read)
-        self.out.append(
-            Condition(
-                cause="tile_references_missing_column",
-                node=node_id,
-                depth=depth,
-                object=f"tile '{node.get('name')}'",
-                change=f"names {', '.join(missing)}, which {tables} does not have",
-                summary=f"the tile's SQL names {', '.join(missing)}, which {tables} does not have",
-                evidence={"missing_columns": missing, "tables": read, "models": models},
-                source=self._source(live, self.now, "cross_stack_lineage"),
-                onset=Onset(at=None, origin="tile_sql"),  # no table ever had it: when the SQL changed
-                next_tool=next_tool(
-                    "warehouse_get_schema",
-                    schema_name=short_relation(str(self.nodes[read[0]].get("name"))).split(".")[0],
-                    table_name=str(self.nodes[read[0]].get("name")).split(".")[-1],
-                ),
-                columns=frozenset(missing),
-                name=node.get("name"),
-                system=node.get("system"),
-            )
+        first = str(self.nodes[read[0]].get("name"))
+        self._add(
+            "tile_references_missing_column",
+            (node_id, node, depth),
+            facts={"missing": ", ".join(missing), "tables": tables},
+            evidence={"missing_columns": missing, "tables": read, "models": models},
+            source=self._source(live, self.now, "cross_stack_lineage"),
+            onset=Onset(at=None, origin="tile_sql"),  # no table ever had it: when the SQL changed
+            tool_args={
+                "schema_name": short_relation(first).split(".")[0],
+                "table_name": first.split(".")[-1],
+            },
+            object=f"tile '{node.get('name')}'",
+            columns=frozenset(missing),
         )
 
 

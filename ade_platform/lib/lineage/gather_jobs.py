@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ade_platform.lib.lineage.conditions import Condition, Onset, epoch_of, live_source, next_tool
+from ade_platform.lib.lineage.conditions import Condition, Hop, Onset, condition_on, epoch_of, live_source
 from ade_platform.lib.lineage.evidence import (
     FAILED_RUN,
     LiveFindings,
@@ -38,6 +38,10 @@ class JobConditions:
         ref = self.records.ref(asset)
         return Onset(at=at, after=ref.at if ref else None, origin="live")
 
+    def _add(self, cause: str, hop: Hop, **said: Any) -> None:
+        """Note a condition on a hop of the chain (conditions.condition_on says how)."""
+        self.out.append(condition_on(cause, hop, **said))
+
     def builder(self, builder: str, depth: int, chain: Walk) -> None:
         node = self.nodes.get(builder, {})
         live = self.live.builders.get(builder)
@@ -59,36 +63,28 @@ class JobConditions:
         )
         system = node.get("system")
         ref = node.get("job_id") or node.get("dag_id") or node.get("name")
-        tool = "dbtcloud_get_last_run" if system == "dbt_cloud" else "orchestrator_get_last_run"
-        args = {"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system}
         builds = sorted(n for n in self.v["builds"].get(builder, ()) if n in chain.nodes)
         message = run.get("message") or run.get("status_message") or run.get("failure_signature")
         asset = "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}"
         run_id = run.get("run_id") or run.get("id")
-        self.out.append(
-            Condition(
-                cause="failed_builder_run",
-                node=builder,
-                depth=depth,
-                object=f"{system} {node.get('kind')} {node.get('name')}",
-                change=f"run {run_id} failed",
-                summary=f"the last run of {node.get('name')}, which builds "
-                f"{', '.join(self.nodes[b].get('name') or b for b in builds[:5])}, failed"
-                + (f": {message}" if message else ""),
-                evidence={
-                    "run_id": run_id,
-                    "status": run.get("status"),
-                    "finished_at": run.get("finished_at") or run.get("end_date"),
-                    "message": message,
-                    "builds": builds[:20],
-                },
-                source=self._source(live is not None, (live or {}).get("observed_at"), asset),
-                onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
-                next_tool=next_tool(tool, **args),
-                message=message,
-                name=node.get("name"),
-                system=system,
-            )
+        evidence = {
+            "run_id": run_id,
+            "status": run.get("status"),
+            "finished_at": run.get("finished_at") or run.get("end_date"),
+            "message": message,
+            "builds": builds[:20],
+        }
+        self._add(
+            "failed_builder_run",
+            (builder, node, depth),
+            facts={"run_id": run_id, "builds": ", ".join(self.nodes[b].get("name") or b for b in builds[:5])},
+            evidence=evidence,
+            source=self._source(live is not None, (live or {}).get("observed_at"), asset),
+            onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
+            tool="dbtcloud_get_last_run" if system == "dbt_cloud" else None,
+            tool_args={"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system},
+            object=f"{system} {node.get('kind')} {node.get('name')}",
+            message=message,
         )
 
     def invocation(self, chain: Walk) -> None:
@@ -111,31 +107,23 @@ class JobConditions:
         at_parse = inv.get("status") == "parse_error"
         command = inv.get("command") or "dbt"
         error = inv.get("error")
-        self.out.append(
-            Condition(
-                cause="failed_invocation",
-                node=node,
-                depth=depth,
-                object=f"`dbt {command}`",
-                change="failed at parse (no artifacts written)"
-                if at_parse
-                else "failed before writing results",
-                summary=f"dbt {command} failed"
-                + (" at parse, writing no artifacts" if at_parse else "")
-                + (f": {error}" if error else ""),
-                evidence={
-                    "invocation_id": inv.get("invocation_id"),
-                    "command": command,
-                    "status": inv.get("status"),
-                    "error": error,
-                    "failed_nodes": sorted(failed)[:20],
-                    "wrote_artifacts": bool(inv.get("wrote_artifacts")),
-                },
-                source={**live_source(inv.get("observed_at") or self.now), "file": "dbt.log"},
-                onset=self._after_snapshot(finished, RUN_RESULTS),
-                next_tool=next_tool("dbt_get_failed_models"),
-                message=error,
-                name=command,
-                system="dbt",
-            )
+        evidence = {
+            "invocation_id": inv.get("invocation_id"),
+            "command": command,
+            "status": inv.get("status"),
+            "error": error,
+            "failed_nodes": sorted(failed)[:20],
+            "wrote_artifacts": bool(inv.get("wrote_artifacts")),
+        }
+        stage = "at parse (no artifacts written)" if at_parse else "before writing results"
+        self._add(
+            "failed_invocation",
+            (node, self.nodes[node], depth),
+            facts={"stage": stage, "at_parse": " at parse, writing no artifacts" if at_parse else ""},
+            evidence=evidence,
+            source={**live_source(inv.get("observed_at") or self.now), "file": "dbt.log"},
+            onset=self._after_snapshot(finished, RUN_RESULTS),
+            object=f"`dbt {command}`",
+            message=error,
+            name=command,
         )

@@ -14,8 +14,8 @@ from ade_platform.lib.lineage.conditions import (
     Condition,
     Onset,
     cache_source,
+    condition_on,
     live_source,
-    next_tool,
     short_relation,
     table_changes,
 )
@@ -179,20 +179,18 @@ def table_change(
         "compared_with": {"asset": schemas.asset, "version": before.version},
     }
     name = short.split(".")[-1]
-    return Condition(
-        cause="schema_change",
-        node=node,
-        depth=depth,
-        object=obj,
-        change=change,
-        summary=f"{obj} {change}" if obj != short or report.get("relation_missing") else f"{short}: {change}",
+    subject = f"{short}:" if obj == short and not report.get("relation_missing") else obj
+    return condition_on(
+        "schema_change",
+        (node, {"system": "warehouse"}, depth),
+        facts={"change": change, "subject": subject},
         evidence=evidence,
         source=source,
         onset=onset,
-        next_tool=next_tool("warehouse_get_schema", schema_name=short.split(".")[0], table_name=name),
+        tool_args={"schema_name": short.split(".")[0], "table_name": name},
+        object=obj,
         columns=gone,
         retyped=retyped,
         relations=frozenset({state.key, short, name}),
         name=short,
-        system="warehouse",
     )

@@ -1,7 +1,7 @@
 """The live probes of the lineage join: the symptom now, and the few objects nearest to it, within a budget.
 
 Each probe is one bounded read through the client the single-system tool uses: a tile run as
-`bi_check_dashboard_health` runs it (the BI client and lib/bi/tiles.run_tiles), one table's catalog as
+`bi_check_dashboard_health` runs it (the BI client and lib/bi/tiles.run_with), one table's catalog as
 `warehouse_get_schema` reads it (`describe_table`), a source's `max(loaded_at)` as `warehouse_check_freshness`
 queries it, the dbt target folder's run_results.json when it is newer than the snapshot (the rule of
 lib/dbt/staleness.py), the newest dbt invocation from dbt's log, and each builder's last run (dbt Cloud,
@@ -30,6 +30,14 @@ _PLAIN_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,254}$")
 # A health result another tool observed this recently is the symptom now: no need to run the tile again.
 OBSERVATION_REUSE_SECONDS = 10.0
 _MAX_RUN_RESULTS_BYTES = 200 * 1024 * 1024
+# a tile in a dashboard probe: outcome field -> its name in the probe's finding
+_PROBE_TILE_FIELDS = {
+    "element_id": "tile",
+    "title": "name",
+    "status": "status",
+    "error": "error",
+    "row_count": "row_count",
+}
 
 
 class LiveProber:
@@ -200,29 +208,15 @@ class LiveProber:
     def run_bi(self, tool: str, dashboard_id: str, tile_id: str | None) -> dict[str, Any]:
         """Run one tile (or every tile of a dashboard) now, as bi_check_dashboard_health does."""
         from ade_platform.clients.bi import open_client
-        from ade_platform.lib.bi.tiles import run_tiles
+        from ade_platform.lib.bi.tiles import outcome_rows, run_with
 
         bi = self.settings.bi
         client = self._client(f"bi:{tool}", lambda: open_client(self.settings, tool))
         dashboard = client.dashboard(dashboard_id)
         elements = [e for e in dashboard["elements"] if tile_id is None or str(e["id"]) == str(tile_id)]
-        outcomes = run_tiles(
-            elements,
-            lambda e: client.run_element(e, bi.tile_timeout_seconds),
-            concurrency=bi.max_concurrency,
-            timeout=bi.tile_timeout_seconds,
-        )
+        outcomes = run_with(client, elements, concurrency=bi.max_concurrency, timeout=bi.tile_timeout_seconds)
         observed = time.time()
-        tiles = [
-            {
-                "tile": o["element_id"],
-                "name": o["title"],
-                "status": o["status"],
-                "error": o["error"],
-                "row_count": o["row_count"],
-            }
-            for o in outcomes
-        ]
+        tiles = outcome_rows(outcomes, _PROBE_TILE_FIELDS)
         if tile_id is not None:
             one = (
                 tiles[0] if tiles else {"status": "unknown", "error": "the tile is not on the dashboard now"}

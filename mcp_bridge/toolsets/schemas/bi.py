@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, NotRequired
 
 from ade_platform.lib.bi import report
 from ade_platform.lib.bi.look_rows import ColumnShape, MaskedColumn
-from ade_platform.lib.bi.shapes import TableRef
+from ade_platform.lib.bi.shapes import DashboardFacts, TableRef
 from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.dbt import _spec_list
 from mcp_bridge.toolsets.schemas.paging import Paged
@@ -18,14 +18,12 @@ from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 
 # ---- bi_list_dashboards ------------------------------------------------------------------------------------
-class DashboardListItem(OpenShape):
+class _ListedId(OpenShape):
     dashboard_id: str
-    title: str
-    folder: str | None
-    created_at: str | None
-    last_updated_at: str | None
-    view_count: int | None
-    url: str | None
+
+
+class DashboardListItem(_ListedId, DashboardFacts):  # the id first, as the spec lists it
+    pass
 
 
 class DashboardList(Paged):
