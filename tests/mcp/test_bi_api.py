@@ -34,6 +34,9 @@ PLANTED = {
     "metabase": ("1", "12", "discount_code", "13", "2"),
 }
 
+# What the `bi` fixture hands each test: the demo's settings, the bi-api server over them, and its context.
+BiStack = tuple[Settings, Any, BridgeContext]
+
 
 def server_for(settings: Settings, dagster_home: Path) -> tuple[Any, BridgeContext]:
     ctx = BridgeContext.from_settings(settings)
@@ -49,24 +52,20 @@ def with_metabase_login(settings: Settings, password: str) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def bi(
-    demo_settings: Settings, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Settings, Any, BridgeContext]:
+def bi(demo_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> BiStack:
     assert demo_settings.bi.tools == ["looker", "metabase"], "the demo emulators are not configured"
     server, ctx = server_for(demo_settings, tmp_path_factory.mktemp("bi-dagster"))
     return demo_settings, server, ctx
 
 
-def test_five_tools_read_only_open_world_with_typed_output(bi: tuple[Settings, Any, BridgeContext]) -> None:
+def test_five_tools_read_only_open_world_with_typed_output(bi: BiStack) -> None:
     tools = read_only_open_world_tools(bi[1], TOOLS, idempotent=True)
     assert tools["bi_run_look"].inputSchema["properties"]["limit"]["maximum"] == 5000
     assert tools["bi_list_dashboards"].inputSchema["properties"]["tool"]["enum"] == ["looker", "metabase"]
 
 
 @pytest.mark.parametrize("tool", ["looker", "metabase"])
-def test_list_dashboards_answers_from_the_inventory(
-    bi: tuple[Settings, Any, BridgeContext], tool: str
-) -> None:
+def test_list_dashboards_answers_from_the_inventory(bi: BiStack, tool: str) -> None:
     ok, body = call_tool(bi[1], "bi_list_dashboards", {"tool": tool})
     assert ok, body
     assert body["total"] == 3 and {d["dashboard_id"] for d in body["dashboards"]} == {"1", "2", "3"}
@@ -76,7 +75,7 @@ def test_list_dashboards_answers_from_the_inventory(
     assert body["provenance"]["source"] == "cache" and body["provenance"]["asset"] == f"bi_inventory_{tool}"
 
 
-def test_looker_elements_name_model_explore_fields_and_table(bi: tuple[Settings, Any, BridgeContext]) -> None:
+def test_looker_elements_name_model_explore_fields_and_table(bi: BiStack) -> None:
     ok, body = call_tool(bi[1], "bi_get_dashboard_elements", {"tool": "looker", "dashboard_id": "1"})
     assert ok, body
     by_id = {e["element_id"]: e for e in body["elements"]}
@@ -94,9 +93,7 @@ def test_looker_elements_name_model_explore_fields_and_table(bi: tuple[Settings,
     assert body["errors_checked_at"] and not by_id["101"]["has_error"]
 
 
-def test_metabase_elements_name_question_database_sql_and_tables(
-    bi: tuple[Settings, Any, BridgeContext],
-) -> None:
+def test_metabase_elements_name_question_database_sql_and_tables(bi: BiStack) -> None:
     calls = [
         ("bi_get_dashboard_elements", {"tool": "metabase", "dashboard_id": "1"}),
         ("bi_get_dashboard_elements", {"tool": "metabase", "dashboard_id": "2"}),
@@ -120,9 +117,7 @@ def test_metabase_elements_name_question_database_sql_and_tables(
 
 
 @pytest.mark.parametrize("tool", ["looker", "metabase"])
-def test_health_finds_the_broken_and_the_empty_tile(
-    bi: tuple[Settings, Any, BridgeContext], tool: str
-) -> None:
+def test_health_finds_the_broken_and_the_empty_tile(bi: BiStack, tool: str) -> None:
     dashboard, broken, column, empty, healthy = PLANTED[tool]
     calls = [
         ("bi_check_dashboard_health", {"tool": tool, "dashboard_id": dashboard}),
@@ -141,7 +136,7 @@ def test_health_finds_the_broken_and_the_empty_tile(
 
 @pytest.mark.parametrize("tool", ["looker", "metabase"])
 def test_verify_row_counts_reports_each_tile(
-    bi: tuple[Settings, Any, BridgeContext], tool: str, capsys: pytest.CaptureFixture[str]
+    bi: BiStack, tool: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dashboard, broken, column, empty, _ = PLANTED[tool]
     ok, body = call_tool(
@@ -176,9 +171,7 @@ FILTERED = {"looker": "301", "metabase": "31"}
 
 
 @pytest.mark.parametrize("tool", ["looker", "metabase"])
-def test_a_tile_empty_under_its_dashboard_filter_is_reported_empty(
-    bi: tuple[Settings, Any, BridgeContext], tool: str
-) -> None:
+def test_a_tile_empty_under_its_dashboard_filter_is_reported_empty(bi: BiStack, tool: str) -> None:
     # Its own query has rows (every order); the dashboard's Status filter, at its default, leaves none.
     calls = [
         ("bi_check_dashboard_health", {"tool": tool, "dashboard_id": "3"}),
@@ -198,7 +191,7 @@ def test_a_tile_empty_under_its_dashboard_filter_is_reported_empty(
     }
 
 
-def test_run_look_returns_looker_rows(bi: tuple[Settings, Any, BridgeContext]) -> None:
+def test_run_look_returns_looker_rows(bi: BiStack) -> None:
     calls = [
         ("bi_run_look", {"look_id": 1}),
         ("bi_run_look", {"look_id": 1, "limit": 2}),
@@ -230,7 +223,7 @@ def _customers(settings: Settings) -> list[tuple]:
     return rows
 
 
-def test_run_look_masks_personal_columns(bi: tuple[Settings, Any, BridgeContext]) -> None:
+def test_run_look_masks_personal_columns(bi: BiStack) -> None:
     """Look 4 lists customers: full_name (a PII name) and `contact` (a harmless name over the email column)."""
     ok, body = call_tool(bi[1], "bi_run_look", {"look_id": 4})
     assert ok, body
@@ -248,9 +241,7 @@ def test_run_look_masks_personal_columns(bi: tuple[Settings, Any, BridgeContext]
     assert [t["relation"] for t in body["tables"]] == ["demo.main.customers"]
 
 
-def test_run_look_rows_are_capped_by_bi_max_rows(
-    bi: tuple[Settings, Any, BridgeContext], tmp_path: Path
-) -> None:
+def test_run_look_rows_are_capped_by_bi_max_rows(bi: BiStack, tmp_path: Path) -> None:
     ok, default = call_tool(bi[1], "bi_run_look", {"look_id": 4, "limit": 5000})
     assert ok and default["limit"] == 100 and default["row_count"] == len(default["rows"]) <= 100
     assert default["truncated"] == (len(_customers(bi[0])) > 100)
@@ -263,7 +254,7 @@ def test_run_look_rows_are_capped_by_bi_max_rows(
     assert fewer["row_count"] == 2 and fewer["limit"] == 2
 
 
-def test_run_look_shape_returns_no_value(bi: tuple[Settings, Any, BridgeContext], tmp_path: Path) -> None:
+def test_run_look_shape_returns_no_value(bi: BiStack, tmp_path: Path) -> None:
     server, _ = server_for(_with_bi(bi[0], run_look="shape"), tmp_path / "dagster")
     (ok, contacts), (ok2, statuses) = call_tools(
         server, [("bi_run_look", {"look_id": 4}), ("bi_run_look", {"look_id": 1})]
@@ -287,9 +278,7 @@ def test_run_look_shape_returns_no_value(bi: tuple[Settings, Any, BridgeContext]
     assert statuses["rows"] == [] and statuses["row_count"] == len(status_rows)
 
 
-def test_run_look_over_an_excluded_table_masks_every_column(
-    bi: tuple[Settings, Any, BridgeContext], tmp_path: Path
-) -> None:
+def test_run_look_over_an_excluded_table_masks_every_column(bi: BiStack, tmp_path: Path) -> None:
     from ade_platform.config import SnowflakeExclusionSettings, SnowflakeSettings
 
     excluded = SnowflakeSettings(exclusions=SnowflakeExclusionSettings(patterns=["*.MAIN.ORDERS"]))
@@ -309,9 +298,7 @@ def test_run_look_over_an_excluded_table_masks_every_column(
     assert payments["masked_columns"] == [] and payments["rows"][0]["payments_daily.total_amount"] > 0
 
 
-def test_unknown_dashboards_and_bad_arguments_are_structured_errors(
-    bi: tuple[Settings, Any, BridgeContext],
-) -> None:
+def test_unknown_dashboards_and_bad_arguments_are_structured_errors(bi: BiStack) -> None:
     calls = [
         ("bi_check_dashboard_health", {"tool": "looker", "dashboard_id": "4242"}),
         ("bi_verify_row_counts", {"tool": "metabase", "dashboard_id": "4242"}),
@@ -326,7 +313,7 @@ def test_unknown_dashboards_and_bad_arguments_are_structured_errors(
 
 
 def test_bad_credentials_and_unconfigured_tools(
-    bi: tuple[Settings, Any, BridgeContext], tmp_path: Path, caplog: pytest.LogCaptureFixture
+    bi: BiStack, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = bi[0]
     wrong = settings_for(
@@ -363,9 +350,7 @@ def test_bad_credentials_and_unconfigured_tools(
     assert [body["error"] for ok, body in results if not ok] == ["backend_not_configured"] * 3, results
 
 
-def test_no_credential_in_answers_logs_or_run_tags(
-    bi: tuple[Settings, Any, BridgeContext], caplog: pytest.LogCaptureFixture
-) -> None:
+def test_no_credential_in_answers_logs_or_run_tags(bi: BiStack, caplog: pytest.LogCaptureFixture) -> None:
     _, server, ctx = bi
     caplog.set_level(logging.DEBUG)
     answers = call_tools(

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ade_platform.clients.orchestrators import OrchestratorError
@@ -17,6 +19,16 @@ from tests.helpers import assert_refused, call_tool, call_tools
 # The session's Prefect fixture sends a 60,000-line log through the API first: minutes on a busy machine.
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(1800)]
 P = {"backend": "prefect"}
+
+
+def on_prefect(server: Any, tool: str, **arguments: Any) -> tuple[bool, Any]:
+    """One tool call with the Prefect backend chosen."""
+    return call_tool(server, tool, {**arguments, **P})
+
+
+def task_run(flow: str, run_id: str, task: str) -> dict[str, str]:
+    """The arguments that name one task run: its flow, the flow run, the task."""
+    return {"dag_id": flow, "run_id": run_id, "task_id": task}
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +47,9 @@ def prefect_stack(prefect_server: dict[str, str], tmp_path_factory: pytest.TempP
 
 def test_failed_flow_run_task_log_and_signature(prefect_stack) -> None:
     server, _, ids = prefect_stack
-    ok, last = call_tool(
-        server, "orchestrator_get_last_run", {"dag_id": "nightly_dbt", "status": "FAILED", **P}
-    )
+    ok, last = on_prefect(server, "orchestrator_get_last_run", dag_id="nightly_dbt", status="FAILED")
     assert ok and last["run_id"] == ids["failed_run"] and last["state"] == "FAILED", last
-    base = {"dag_id": "nightly_dbt", "run_id": last["run_id"], "task_id": "dbt_build", **P}
+    base = {**task_run("nightly_dbt", last["run_id"], "dbt_build"), **P}
     (ok_t, task), (ok_l, logs) = call_tools(
         server, [("orchestrator_get_task_status", base), ("orchestrator_fetch_logs", base)]
     )
@@ -53,10 +63,8 @@ def test_failed_flow_run_task_log_and_signature(prefect_stack) -> None:
 def test_a_long_log_ends_with_its_error(prefect_stack) -> None:
     # 60,000 lines, three times what one read takes: the newest are read, so the error at the end is there.
     server, _, ids = prefect_stack
-    ok, logs = call_tool(
-        server,
-        "orchestrator_fetch_logs",
-        {"dag_id": "long_log", "run_id": ids["long_log_run"], "task_id": "load_everything", **P},
+    ok, logs = on_prefect(
+        server, "orchestrator_fetch_logs", **task_run("long_log", ids["long_log_run"], "load_everything")
     )
     assert ok and logs["truncated"], logs.get("log_length_chars")
     # the end: the task's own last lines, then Prefect's record of its failure, with the error
@@ -68,44 +76,32 @@ def test_a_long_log_ends_with_its_error(prefect_stack) -> None:
 
 def test_a_cancelled_filter_never_returns_a_paused_run(prefect_stack) -> None:
     server, _, ids = prefect_stack
-    ok, last = call_tool(
-        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "cancelled", **P}
-    )
+    ok, last = on_prefect(server, "orchestrator_get_last_run", dag_id="gated/manual", status="cancelled")
     assert ok and last["run_id"] == ids["cancelled_run"] and last["state"] == "CANCELLED", last
-    ok, paused = call_tool(
-        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "paused", **P}
-    )
+    ok, paused = on_prefect(server, "orchestrator_get_last_run", dag_id="gated/manual", status="paused")
     assert ok and paused["run_id"] == ids["paused_run"], paused
     # no_matching_run names what was asked, as dbt Cloud's does
-    ok, none = call_tool(
-        server, "orchestrator_get_last_run", {"dag_id": "gated/manual", "status": "success", **P}
-    )
+    ok, none = on_prefect(server, "orchestrator_get_last_run", dag_id="gated/manual", status="success")
     assert not ok and none["error"] == "no_matching_run", none
     assert none["dag_id"] == "gated/manual" and none["status_filter"] == "success", none
 
 
 def test_retried_task_run(prefect_stack) -> None:
     server, _, ids = prefect_stack
-    ok, task = call_tool(
-        server,
-        "orchestrator_get_task_status",
-        {"dag_id": "flaky_extract", "run_id": ids["retried_run"], "task_id": "extract", **P},
+    ok, task = on_prefect(
+        server, "orchestrator_get_task_status", **task_run("flaky_extract", ids["retried_run"], "extract")
     )
     assert ok and task["state"] == "COMPLETED" and task["try_number"] == 2 and task["max_tries"] == 3, task
 
 
 def test_history_and_trigger_from_the_deployment(prefect_stack) -> None:
     server, ctx, _ = prefect_stack
-    ok, history = call_tool(server, "orchestrator_get_run_history", {"dag_id": "hello", **P})
+    ok, history = on_prefect(server, "orchestrator_get_run_history", dag_id="hello")
     assert ok and history["total_runs"] == 1 and history["success_count"] == 1, history
     conf = {"name": "agent", "reason": "agent: check the deployment"}
-    ok, started = call_tool(
-        server, "orchestrator_trigger_dag", {"dag_id": "hello/on-demand", "conf": conf, **P}
-    )
+    ok, started = on_prefect(server, "orchestrator_trigger_dag", dag_id="hello/on-demand", conf=conf)
     assert ok and started["state"] == "SCHEDULED", started
-    ok, latest = call_tool(
-        server, "orchestrator_get_last_run", {"dag_id": "hello/on-demand", "status": "any", **P}
-    )
+    ok, latest = on_prefect(server, "orchestrator_get_last_run", dag_id="hello/on-demand", status="any")
     assert ok and latest["run_id"] == started["run_id"] and latest["run_type"] == "deployment"
     audit = [r for r in ctx.live().instance().get_runs() if r.job_name == "live__orchestrator_trigger_dag"]
     assert len(audit) == 1 and audit[0].tags["ade/cause"] == conf["reason"]

@@ -9,58 +9,62 @@ from typing import Any
 CREATED = "2025-06-01T10:00:00.000+00:00"
 UPDATED = "2026-02-17T14:22:00.000+00:00"
 
-# model -> explore -> {sql_table_name, dimensions: {name: (type, sql)}, measures: {name: (type, sql)}}
-MODELS: dict[str, dict[str, dict[str, Any]]] = {
-    "jaffle": {
-        "orders": {
-            "label": "Orders",
-            "sql_table_name": "main.orders",
-            "dimensions": {
-                "order_id": ("number", "${TABLE}.order_id"),
-                "customer_id": ("number", "${TABLE}.customer_id"),
-                "order_date": ("date", "${TABLE}.order_date"),
-                "status": ("string", "${TABLE}.status"),
-                # Planted fault: the LookML is valid, but the orders table has no such column.
-                "fulfillment_status": ("string", "${TABLE}.fulfillment_status"),
-            },
-            "measures": {
-                "count": ("count", "COUNT(*)"),
-                "total_revenue": ("sum", "SUM(${TABLE}.amount)"),
-                "total_paid": ("sum", "SUM(${TABLE}.total_paid)"),
-            },
-        },
-        "customers": {
-            "label": "Customers",
-            "sql_table_name": "main.customers",
-            "dimensions": {
-                "customer_id": ("number", "${TABLE}.customer_id"),
-                "customer_since": ("date", "CAST(${TABLE}.customer_since AS DATE)"),
-                "first_order_date": ("date", "${TABLE}.first_order_date"),
-                # Personal data: a Look over them gets them masked (bi_run_look).
-                "full_name": ("string", "${TABLE}.full_name"),
-                "contact": ("string", "${TABLE}.email"),
-                "lifetime_value": ("number", "${TABLE}.lifetime_value"),
-            },
-            "measures": {
-                "count": ("count", "COUNT(*)"),
-                "active_count": ("number", "COUNT(CASE WHEN ${TABLE}.number_of_orders > 0 THEN 1 END)"),
-                "total_lifetime_value": ("sum", "SUM(${TABLE}.lifetime_value)"),
-            },
-        },
-        "payments_daily": {
-            "label": "Daily payments",
-            "sql_table_name": "main.fct_payments_daily",
-            "dimensions": {
-                "order_date": ("date", "${TABLE}.order_date"),
-                "payment_method": ("string", "${TABLE}.payment_method"),
-            },
-            "measures": {
-                "total_amount": ("sum", "SUM(${TABLE}.amount)"),
-                "payment_count": ("sum", "SUM(${TABLE}.payment_count)"),
-            },
-        },
-    }
+# The LookML model `jaffle`: its explores (label, sql_table_name) and their fields, one row a field
+# (explore, kind, name, type, sql). A dimension without sql reads the column of its name, as LookML's default
+# `sql: ${TABLE}.<name>` does.
+EXPLORES = {
+    "orders": ("Orders", "main.orders"),
+    "customers": ("Customers", "main.customers"),
+    "payments_daily": ("Daily payments", "main.fct_payments_daily"),
 }
+FIELDS: list[tuple[str, str, str, str, str | None]] = [
+    ("orders", "dimension", "order_id", "number", None),
+    ("orders", "dimension", "customer_id", "number", None),
+    ("orders", "dimension", "order_date", "date", None),
+    ("orders", "dimension", "status", "string", None),
+    # Planted fault: the LookML is valid, but the orders table has no such column.
+    ("orders", "dimension", "fulfillment_status", "string", None),
+    ("orders", "measure", "count", "count", "COUNT(*)"),
+    ("orders", "measure", "total_revenue", "sum", "SUM(${TABLE}.amount)"),
+    ("orders", "measure", "total_paid", "sum", "SUM(${TABLE}.total_paid)"),
+    ("customers", "dimension", "customer_id", "number", None),
+    ("customers", "dimension", "customer_since", "date", "CAST(${TABLE}.customer_since AS DATE)"),
+    ("customers", "dimension", "first_order_date", "date", None),
+    # Personal data: a Look over them gets them masked (bi_run_look).
+    ("customers", "dimension", "full_name", "string", None),
+    ("customers", "dimension", "contact", "string", "${TABLE}.email"),
+    ("customers", "dimension", "lifetime_value", "number", None),
+    ("customers", "measure", "count", "count", "COUNT(*)"),
+    (
+        "customers",
+        "measure",
+        "active_count",
+        "number",
+        "COUNT(CASE WHEN ${TABLE}.number_of_orders > 0 THEN 1 END)",
+    ),
+    ("customers", "measure", "total_lifetime_value", "sum", "SUM(${TABLE}.lifetime_value)"),
+    ("payments_daily", "dimension", "order_date", "date", None),
+    ("payments_daily", "dimension", "payment_method", "string", None),
+    ("payments_daily", "measure", "total_amount", "sum", "SUM(${TABLE}.amount)"),
+    ("payments_daily", "measure", "payment_count", "sum", "SUM(${TABLE}.payment_count)"),
+]
+
+
+def _model(
+    explores: dict[str, tuple[str, str]], fields: list[tuple[str, str, str, str, str | None]]
+) -> dict[str, dict[str, Any]]:
+    """explore -> {label, sql_table_name, dimensions: {name: (type, sql)}, measures: {name: (type, sql)}}."""
+    model: dict[str, dict[str, Any]] = {
+        name: {"label": label, "sql_table_name": table, "dimensions": {}, "measures": {}}
+        for name, (label, table) in explores.items()
+    }
+    for explore, kind, name, field_type, sql in fields:
+        model[explore][f"{kind}s"][name] = (field_type, sql or f"${{TABLE}}.{name}")
+    return model
+
+
+# model -> explore -> {label, sql_table_name, dimensions, measures}
+MODELS: dict[str, dict[str, dict[str, Any]]] = {"jaffle": _model(EXPLORES, FIELDS)}
 
 QUERIES: dict[int, dict[str, Any]] = {
     1: {
@@ -105,34 +109,10 @@ LOOKS: dict[int, dict[str, Any]] = {
 
 FOLDERS = {"5": "Finance", "6": "Marketing"}
 
-# dashboard id -> title, folder, views, elements (id, title, type, look_id | query_id | body)
+# dashboard id -> title, folder, view count, filters; its tiles are the rows of ELEMENTS
 DASHBOARDS: dict[str, dict[str, Any]] = {
-    "1": {
-        "title": "Revenue Overview",
-        "folder": "5",
-        "view_count": 1240,
-        "elements": [
-            {"id": "101", "title": "Revenue by Day", "type": "vis", "query_id": 1},
-            {"id": "102", "title": "Orders by Status", "type": "vis", "look_id": 1},
-            {"id": "103", "title": "Orders by Fulfillment Status", "type": "vis", "query_id": 3},
-            {"id": "104", "title": "Cancelled Orders", "type": "vis", "query_id": 4},
-            {
-                "id": "105",
-                "title": "About this dashboard",
-                "type": "text",
-                "body": "Revenue is net of refunds.",
-            },
-        ],
-    },
-    "2": {
-        "title": "Customer Acquisition",
-        "folder": "6",
-        "view_count": 320,
-        "elements": [
-            {"id": "201", "title": "Active Customer Count", "type": "vis", "query_id": 5},
-            {"id": "202", "title": "Payments by Method", "type": "vis", "look_id": 2},
-        ],
-    },
+    "1": {"title": "Revenue Overview", "folder": "5", "view_count": 1240},
+    "2": {"title": "Customer Acquisition", "folder": "6", "view_count": 320},
     # A dashboard filter: its default (a status no order has) empties the tile that listens to it, whose own
     # query has rows. Run as the dashboard renders it, the tile is empty.
     "3": {
@@ -140,17 +120,35 @@ DASHBOARDS: dict[str, dict[str, Any]] = {
         "folder": "5",
         "view_count": 44,
         "filters": [{"name": "Status", "dimension": "orders.status", "default_value": "refund_pending"}],
-        "elements": [
-            {
-                "id": "301",
-                "title": "Orders by Day",
-                "type": "vis",
-                "query_id": 8,
-                "listen": {"Status": "orders.status"},
-            },
-        ],
     },
 }
+# One row a tile, in the order its dashboard shows them: (dashboard id, element id, title, type, what it shows:
+# look_id | query_id | body, and `listen`, the dashboard filters it listens to).
+ELEMENTS: list[tuple[str, str, str, str, dict[str, Any]]] = [
+    ("1", "101", "Revenue by Day", "vis", {"query_id": 1}),
+    ("1", "102", "Orders by Status", "vis", {"look_id": 1}),
+    ("1", "103", "Orders by Fulfillment Status", "vis", {"query_id": 3}),
+    ("1", "104", "Cancelled Orders", "vis", {"query_id": 4}),
+    ("1", "105", "About this dashboard", "text", {"body": "Revenue is net of refunds."}),
+    ("2", "201", "Active Customer Count", "vis", {"query_id": 5}),
+    ("2", "202", "Payments by Method", "vis", {"look_id": 2}),
+    ("3", "301", "Orders by Day", "vis", {"query_id": 8, "listen": {"Status": "orders.status"}}),
+]
+
+
+def _place_elements(
+    dashboards: dict[str, dict[str, Any]], elements: list[tuple[str, str, str, str, dict[str, Any]]]
+) -> None:
+    """Each dashboard's `elements`: {id, title, type, look_id | query_id | body, listen} per tile."""
+    for dashboard in dashboards.values():
+        dashboard["elements"] = []
+    for dashboard_id, element_id, title, element_type, shows in elements:
+        dashboards[dashboard_id]["elements"].append(
+            {"id": element_id, "title": title, "type": element_type, **shows}
+        )
+
+
+_place_elements(DASHBOARDS, ELEMENTS)
 
 
 def query_json(query_id: int) -> dict[str, Any]:
@@ -183,6 +181,17 @@ def folder_json(folder_id: str) -> dict[str, Any]:
     return {"id": folder_id, "name": FOLDERS[folder_id], "parent_id": "1", "content_metadata_id": folder_id}
 
 
+def _filed(item: dict[str, Any]) -> dict[str, Any]:
+    """Where a Look or a dashboard is filed and when it was made and changed (one made through the API has its
+    own times; the demo content has the instance's)."""
+    return {
+        "folder": folder_json(item["folder"]),
+        "folder_id": item["folder"],
+        "created_at": item.get("created_at", CREATED),
+        "updated_at": item.get("updated_at", UPDATED),
+    }
+
+
 def look_json(look_id: int, with_query: bool = True) -> dict[str, Any]:
     look = LOOKS[look_id]
     body: dict[str, Any] = {
@@ -190,10 +199,7 @@ def look_json(look_id: int, with_query: bool = True) -> dict[str, Any]:
         "title": look["title"],
         "query_id": str(look["query_id"]),
         "model": {"id": "jaffle", "label": "Jaffle shop"},
-        "folder": folder_json(look["folder"]),
-        "folder_id": look["folder"],
-        "created_at": CREATED,
-        "updated_at": UPDATED,
+        **_filed(look),
         "view_count": 57,
         "short_url": f"/x/look{look_id}",
         "url": f"/looks/{look_id}",
@@ -284,10 +290,7 @@ def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, A
         "id": dashboard_id,
         "title": d["title"],
         "description": None,
-        "folder": folder_json(d["folder"]),
-        "folder_id": d["folder"],
-        "created_at": d.get("created_at", CREATED),
-        "updated_at": d.get("updated_at", UPDATED),
+        **_filed(d),
         "last_updated_at": d.get("updated_at", UPDATED),
         "view_count": d["view_count"],
         "favorite_count": 3,

@@ -18,6 +18,8 @@ from typing import Any
 CREATED = "2025-08-15T09:00:00.000Z"
 UPDATED = "2026-02-10T11:00:00.000Z"
 DATABASE = {"id": 1, "name": "Demo warehouse", "engine": "duckdb", "is_sample": False, "is_on_demand": False}
+# What every table shares: it lives in the one database and is a plain table
+IN_DATABASE = {"db_id": DATABASE["id"], "db": DATABASE, "entity_type": "entity/GenericTable"}
 TABLES = {
     10: {"schema": "main", "name": "orders", "display_name": "Orders"},
     11: {"schema": "main", "name": "customers", "display_name": "Customers"},
@@ -102,15 +104,18 @@ def collection_json(collection_id: int) -> dict[str, Any]:
     return {"id": collection_id, "name": COLLECTIONS[collection_id], "location": "/", "archived": False}
 
 
+def _header(item_id: int, name: str) -> dict[str, Any]:
+    """A card's or a dashboard's first fields: its id, its name and its description (the demo's have none)."""
+    return {"id": item_id, "name": name, "description": None}
+
+
+def _filed(collection_id: int) -> dict[str, Any]:
+    """Where a card or a dashboard is filed, and Metabase's stamps on it."""
+    return {"collection_id": collection_id, "archived": False, "created_at": CREATED, "updated_at": UPDATED}
+
+
 def table_json(table_id: int) -> dict[str, Any]:
-    t = TABLES[table_id]
-    return {
-        "id": table_id,
-        "db_id": DATABASE["id"],
-        "db": DATABASE,
-        "entity_type": "entity/GenericTable",
-        **t,
-    }
+    return {"id": table_id, **IN_DATABASE, **TABLES[table_id]}
 
 
 def dataset_query(card_id: int) -> dict[str, Any]:
@@ -127,19 +132,14 @@ def dataset_query(card_id: int) -> dict[str, Any]:
 def card_json(card_id: int) -> dict[str, Any]:
     card = CARDS[card_id]
     return {
-        "id": card_id,
-        "name": card["name"],
-        "description": None,
+        **_header(card_id, card["name"]),
         "display": card["display"],
         "type": "question",
         "query_type": "native" if "native" in card else "query",
         "dataset_query": dataset_query(card_id),
         "database_id": DATABASE["id"],
         "table_id": card.get("mbql", {}).get("source-table"),
-        "collection_id": 2,
-        "archived": False,
-        "created_at": CREATED,
-        "updated_at": UPDATED,
+        **_filed(2),
         "visualization_settings": {},
         "result_metadata": None,
     }
@@ -148,13 +148,8 @@ def card_json(card_id: int) -> dict[str, Any]:
 def dashboard_json(dashboard_id: int, with_cards: bool = True) -> dict[str, Any]:
     d = DASHBOARDS[dashboard_id]
     body: dict[str, Any] = {
-        "id": dashboard_id,
-        "name": d["name"],
-        "description": None,
-        "collection_id": d["collection_id"],
-        "archived": False,
-        "created_at": CREATED,
-        "updated_at": UPDATED,
+        **_header(dashboard_id, d["name"]),
+        **_filed(d["collection_id"]),
         "view_count": d["view_count"],
         "creator_id": 1,
         "parameters": list(d.get("parameters") or []),

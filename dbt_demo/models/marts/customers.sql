@@ -1,15 +1,5 @@
 -- One row per customer with their order history summarised.
-with customers as (
-
-    select * from {{ ref('stg_customers') }}
-
-),
-
-orders as (
-
-    select * from {{ ref('orders') }}
-
-),
+{{ import_ctes(customers=ref('stg_customers'), orders=ref('orders')) }}
 
 customer_orders as (
 
@@ -23,23 +13,17 @@ customer_orders as (
     from orders
     group by customer_id
 
-),
-
-final as (
-
-    select
-        customers.customer_id,
-        customers.full_name,
-        customers.email,
-        customers.created_at as customer_since,
-        customer_orders.first_order_date,
-        customer_orders.most_recent_order_date,
-        coalesce(customer_orders.number_of_orders, 0) as number_of_orders,
-        coalesce(customer_orders.lifetime_value, 0) as lifetime_value
-    from customers
-    left join customer_orders
-        on customers.customer_id = customer_orders.customer_id
-
 )
 
-select * from final
+select
+    customers.customer_id,
+    customers.full_name,
+    customers.email,
+    customers.created_at as customer_since,
+    customer_orders.first_order_date,
+    customer_orders.most_recent_order_date,
+    coalesce(customer_orders.number_of_orders, 0) as number_of_orders,
+    coalesce(customer_orders.lifetime_value, 0) as lifetime_value
+from customers
+left join customer_orders
+    on customers.customer_id = customer_orders.customer_id

@@ -1,20 +1,6 @@
-with source as (
-
-    select * from {{ source('raw', 'orders') }}
-
-),
-
-renamed as (
-
-    select
-        id as order_id,
+{% call stage(source('raw', 'orders'), 'order_id') %}
         customer_id,
         order_date,
         status,
         amount,
-        _loaded_at as loaded_at
-    from source
-
-)
-
-select * from renamed
+{% endcall %}

@@ -12,17 +12,7 @@
     )
 }}
 
-with payments as (
-
-    select * from {{ ref('stg_payments') }}
-
-),
-
-orders as (
-
-    select * from {{ ref('stg_orders') }}
-
-),
+{{ import_ctes(payments=ref('stg_payments'), orders=ref('stg_orders')) }}
 
 order_payments as (
 
