@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ade_platform.lib.dbt import invocations
@@ -24,6 +24,13 @@ def _text(inv: str, clock: str, lines: list[tuple[str, str, str]]) -> str:
     for at, level, msg in lines:
         out += f"{ESC}{at} [{level:<5}] [MainThread]: {msg}\n"
     return out
+
+
+def _opening(clock: str, invocation_command: str) -> list[tuple[str, str, str]]:
+    """The two lines dbt opens an invocation with: its version, and a tenth of a second later its arguments."""
+    then = (datetime.strptime(clock, "%H:%M:%S.%f") + timedelta(seconds=0.1)).strftime("%H:%M:%S.%f")
+    arguments = f"running dbt with arguments {{'invocation_command': '{invocation_command}'}}"
+    return [(clock, "info", "Running with dbt=1.11.0"), (then, "debug", arguments)]
 
 
 def _json(inv: str, name: str, ts: str, level: str = "debug", msg: str = "", **data: object) -> str:
@@ -44,8 +51,7 @@ GREEN = _text(
     "aaaaaaaa-0000-0000-0000-000000000001",
     "10:00:00.100000",
     [
-        ("10:00:00.100000", "info", "Running with dbt=1.11.0"),
-        ("10:00:00.200000", "debug", "running dbt with arguments {'invocation_command': 'dbt build --profiles-dir .', 'quiet': 'False'}"),
+        *_opening("10:00:00.100000", "dbt build --profiles-dir ."),
         ("10:00:03.000000", "info", "1 of 1 OK created sql view model main.a ..... [OK in 0.1s]"),
         ("10:00:04.000000", "debug", "Wrote artifact RunExecutionResult to /somewhere/target/run_results.json"),
         ("10:00:04.100000", "debug", "Command `dbt build` succeeded at 10:00:04.100000 after 4.0 seconds"),
@@ -55,8 +61,7 @@ RUNTIME_ERROR = _text(
     "aaaaaaaa-0000-0000-0000-000000000002",
     "10:05:00.000000",
     [
-        ("10:05:00.000000", "info", "Running with dbt=1.11.0"),
-        ("10:05:00.100000", "debug", "running dbt with arguments {'invocation_command': 'dbt run -s b'}"),
+        *_opening("10:05:00.000000", "dbt run -s b"),
         ("10:05:02.000000", "error", "1 of 1 ERROR creating sql view model main.b ..... [ERROR in 0.05s]"),
         ("10:05:02.500000", "error", "Failure in model b (models/b.sql)"),
         ("10:05:02.600000", "error", '  Runtime Error in model b (models/b.sql)\n  Binder Error: Referenced column "name" not found'),
@@ -67,8 +72,7 @@ PARSE_ERROR = _text(
     "aaaaaaaa-0000-0000-0000-000000000003",
     "10:10:00.000000",
     [
-        ("10:10:00.000000", "info", "Running with dbt=1.11.0"),
-        ("10:10:00.100000", "debug", "running dbt with arguments {'invocation_command': 'dbt build'}"),
+        *_opening("10:10:00.000000", "dbt build"),
         ("10:10:01.000000", "error", "Encountered an error:\nCompilation Error\n  Model 'model.shop.b' (models/b.sql) depends on a node named 'nope' which was not found"),
         ("10:10:01.100000", "debug", "Command `dbt build` failed at 10:10:01.100000 after 1.1 seconds"),
     ],
@@ -144,8 +148,7 @@ def test_an_invocation_without_an_outcome_is_running_until_its_log_goes_silent(t
     running = _text(
         "dddddddd-0000-0000-0000-000000000001",
         "10:00:00.000000",
-        [("10:00:00.000000", "info", "Running with dbt=1.11.0"),
-         ("10:00:00.100000", "debug", "running dbt with arguments {'invocation_command': 'dbt build'}"),
+        [*_opening("10:00:00.000000", "dbt build"),
          ("10:00:01.000000", "info", "1 of 9 START sql table model main.big ..... [RUN]")],
     )  # fmt: skip
     now = time.time()
@@ -164,8 +167,7 @@ def test_an_invocation_without_an_outcome_is_running_until_its_log_goes_silent(t
 def test_the_read_is_bounded_and_still_finds_the_start_of_a_long_invocation(tmp_path: Path) -> None:
     noise = [("10:00:01.000000", "debug", "SQL status: OK in 0.001 seconds " + "x" * 200)] * 8000  # ~2 MB
     lines = [
-        ("10:00:00.000000", "info", "Running with dbt=1.11.0"),
-        ("10:00:00.100000", "debug", "running dbt with arguments {'invocation_command': 'dbt test'}"),
+        *_opening("10:00:00.000000", "dbt test"),
         *noise,
         ("10:09:00.000000", "error", "Failure in test not_null_orders_id (models/schema.yml)"),
         ("10:09:00.050000", "info", "Done. PASS=11 WARN=0 ERROR=1 SKIP=0 NO-OP=0 TOTAL=12"),
