@@ -88,7 +88,7 @@ def repository_asset(settings: Settings) -> Any:
     def snowflake_object_repository(
         context: AssetExecutionContext, store: StoreResource
     ) -> MaterializeResult:
-        summary = sync_repository(settings, context.run_id, store.writer())
+        summary = sync_repository(settings, context.run.run_id, store.writer())
         return MaterializeResult(
             metadata={
                 "objects": summary["synced"],

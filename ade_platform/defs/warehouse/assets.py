@@ -91,7 +91,7 @@ def schema_snapshot_asset(name: str, settings: Settings, upstream: list[AssetKey
         prov = store.writer().publish(
             schema_asset(name),
             data,
-            run_id=context.run_id,
+            run_id=context.run.run_id,
             source={"warehouse": name, "type": wh.type, "fingerprint": data["fingerprint"]},
         )
         return stored_result(
@@ -174,7 +174,7 @@ def drift_report_asset(name: str, settings: Settings) -> Any:
         prov = store.writer().publish(
             drift_asset(name),
             summary,
-            run_id=context.run_id,
+            run_id=context.run.run_id,
             source={"warehouse": name, "schema_version": snapshot.version},
         )
         lines = [
@@ -284,7 +284,7 @@ def freshness_asset_def(name: str, settings: Settings) -> Any:
             client.close()
         data = {"warehouse": name, "checked_at": freshness.iso(now), "tables": entries}
         prov = store.writer().publish(
-            freshness_asset(name), data, run_id=context.run_id, source={"warehouse": name}
+            freshness_asset(name), data, run_id=context.run.run_id, source={"warehouse": name}
         )
         return MaterializeResult(
             metadata={
@@ -372,7 +372,7 @@ def duplicates_asset_def(name: str, settings: Settings) -> Any:
         prov = store.writer().publish(
             duplicates_asset(name),
             {"warehouse": name, "keys": results},
-            run_id=context.run_id,
+            run_id=context.run.run_id,
             source={"warehouse": name},
         )
         lines = [
