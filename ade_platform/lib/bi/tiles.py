@@ -101,11 +101,22 @@ def run_tiles(
 
 
 def run_with(
-    client: TileRunner, elements: Sequence[ElementInfo], *, concurrency: int, timeout: float
+    client: TileRunner,
+    elements: Sequence[ElementInfo],
+    *,
+    concurrency: int,
+    timeout: float,
+    min_rows: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[TileOutcome]:
     """run_tiles through a BI client's own runner, each tile given `timeout` seconds."""
     return run_tiles(
-        elements, lambda e: client.run_element(e, timeout), concurrency=concurrency, timeout=timeout
+        elements,
+        lambda e: client.run_element(e, timeout),
+        concurrency=concurrency,
+        timeout=timeout,
+        min_rows=min_rows,
+        progress=progress,
     )
 
 

@@ -19,7 +19,7 @@ from ade_platform.lib.bi.look_rows import look_body
 from ade_platform.lib.bi.names import health_asset, inventory_asset
 from ade_platform.lib.bi.shapes import DashboardInfo, DashboardSummary, ElementInfo, TableRef, TileOutcome
 from ade_platform.lib.bi.tables import count_rows_sql
-from ade_platform.lib.bi.tiles import run_tiles
+from ade_platform.lib.bi.tiles import run_with
 from ade_platform.lib.live_observations import tile_errors
 from ade_platform.lib.timestamps import parse_timestamp
 from ade_platform.store import Snapshot
@@ -67,9 +67,9 @@ class BiService:
     ) -> tuple[DashboardInfo, list[TileOutcome]]:
         c = self.client(tool)
         dashboard = c.dashboard(dashboard_id)
-        outcomes = run_tiles(
+        outcomes = run_with(
+            c,
             dashboard["elements"],
-            lambda e: c.run_element(e, self.bi.tile_timeout_seconds),
             concurrency=self.bi.max_concurrency,
             timeout=self.bi.tile_timeout_seconds,
             min_rows=min_rows,
