@@ -40,7 +40,10 @@ from typing import Any
 from benchmarks.timing import quick_mode
 
 REPO = Path(__file__).resolve().parents[2]
-PEER_SERVER = REPO / ".tools" / "snowfakery-mcp" / "bin" / "snowfakery-mcp"
+PEER_PYTHON = REPO / ".tools" / "snowfakery-mcp" / "bin" / "python"
+# the entry point through the virtualenv's interpreter: the installed script's first line names the folder the
+# virtualenv was created in, which breaks once `.tools` is reached through another path (a worktree's link)
+PEER_COMMAND = ["-c", "from snowfakery_mcp.server import run; run()"]
 SIDES = ("ADE", "peer")
 KINDS = ("validate", "run")
 
@@ -75,7 +78,7 @@ def servers(home: Path, ade_root: Path, peer_root: Path) -> dict[str, tuple[str,
     peer_env = {"SNOWFAKERY_MCP_WORKSPACE_ROOT": str(peer_root), "HOME": str(home), "PATH": "/usr/bin:/bin"}
     return {
         "ADE": (sys.executable, ["-m", "ade_platform.cli", "mcp", "--server", "snowfakery"], ade_env),
-        "peer": (str(PEER_SERVER), [], peer_env),
+        "peer": (str(PEER_PYTHON), PEER_COMMAND, peer_env),
     }
 
 
@@ -230,7 +233,7 @@ def report(
 
 def main() -> None:
     quick = quick_mode(__doc__)
-    if not PEER_SERVER.exists():
+    if not PEER_PYTHON.exists():
         print("snowfakery-mcp is not installed (.tools/snowfakery-mcp); run `make bench`")
         return
     corpus = corpus_root()
