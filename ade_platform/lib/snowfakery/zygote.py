@@ -1,17 +1,19 @@
 """The sandbox's zygote: a long-lived process with Snowfakery imported and warmed up, keeping a small pool of
 pre-started job processes, each used for one job only.
 
-Started by `sandbox.Sandbox` with a minimal environment and no terminal. Protocol on stdin/stdout, one JSON
-object per line: the parent sends {"request": "<path of a request file>"}; the zygote hands the request to a
-waiting job process and answers {"pid": <its pid>}, then forks a replacement, so the next job does not wait
-for a fork either.
+Started by `sandbox.Sandbox` with a minimal environment and no terminal; its stdin and stdout are one Unix
+socket (SOCK_SEQPACKET: one JSON object per message). It answers {"ready": <pid>} once warm, then offers each
+job process it forks to the server: {"job": <pid>} carrying the write end of that process's request pipe, which
+the zygote then closes (the server holds the only one). The server writes a request path into one such pipe and
+sends {"used": <pid>}; the zygote forks a replacement and offers it. A job hand-over thus never waits for the
+zygote, and the next job does not wait for a fork either.
 
 A job process is forked before its job is known: it leads its own session (the parent kills its whole process
 group on timeout), closes every descriptor but its own request pipe (it cannot reach the zygote's protocol nor
 another job process's pipe), warms itself up (`_prepare_job_process`) and blocks reading one request path. It then runs `worker.run_job`, which applies
 that request's limits, environment and audit hook before any recipe code runs, writes the result next to the
 request and exits: no process ever runs a second job, so nothing one recipe does can reach the next. If the
-zygote dies, the waiting processes read end-of-file and exit.
+server closes a request pipe (it stops, or starts a new zygote), that job process reads end-of-file and exits.
 
 Importing Snowfakery takes seconds and a first recipe pays for lazy set-up (Faker providers, Jinja's lexer,
 Snowfakery's validators); the zygote pays both once, by running a tiny recipe before it forks anything, and
@@ -27,9 +29,9 @@ import json
 import os
 import select
 import signal
+import socket
 import sys
 import time
-from collections import deque
 from typing import Any
 
 POOL_SIZE = 2  # job processes waiting at any time: one for the next job, one already forking behind it
@@ -208,11 +210,10 @@ def _wait_until_warm(announcements: list[int], timeout: float = _POOL_WARM_TIMEO
 
 
 def main() -> None:
-    protocol_in = os.dup(0)
-    protocol_out = os.dup(1)
+    channel = socket.socket(fileno=os.dup(0))  # stdin and stdout are both the server's socket
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
-        os.dup2(devnull, fd)  # nothing the zygote or a child prints can reach the protocol stream
+        os.dup2(devnull, fd)  # nothing the zygote or a child prints can reach the protocol
     _preload()
     _warm_up()
     # What the zygote holds now is shared, read-mostly, by every job process: keep it out of their garbage
@@ -220,36 +221,31 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    reader = os.fdopen(protocol_in, "r", encoding="utf-8")
-    writer = os.fdopen(protocol_out, "w", encoding="utf-8", buffering=1)
     first = [_start_job_process(announce=True) for _ in range(POOL_SIZE)]
-    pool: deque[tuple[int, int]] = deque((pid, pipe) for pid, pipe, _ in first)
     _wait_until_warm([warm for _, _, warm in first if warm is not None])
-    writer.write(json.dumps({"ready": os.getpid()}) + "\n")
-    for line in reader:
+    channel.send(json.dumps({"ready": os.getpid()}).encode())
+    for pid, pipe, _ in first:
+        _offer(channel, pid, pipe)
+    while message := channel.recv(4096):
         try:
-            request_path = json.loads(line)["request"]
-            if not isinstance(request_path, str) or "\n" in request_path:
+            used = json.loads(message)["used"]
+            if not isinstance(used, int) or isinstance(used, bool):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
-            writer.write(json.dumps({"error": "bad request"}) + "\n")
             continue
-        job = _hand_over(pool, request_path)
-        writer.write(json.dumps({"pid": job}) + "\n")
-        pool.append(_start_job_process(after=job)[:2])  # forks while the job runs, warms up after it
-    sys.exit(0)
+        pid, pipe, _ = _start_job_process(after=used)  # forks while that job runs, warms up after it
+        _offer(channel, pid, pipe)
+    sys.exit(0)  # the server closed its end
 
 
-def _hand_over(pool: deque[tuple[int, int]], request_path: str) -> int:
-    """Give the request to a waiting job process; one that died meanwhile (killed from outside) is skipped."""
-    while True:
-        pid, request_pipe = pool.popleft() if pool else _start_job_process()[:2]
-        try:
-            with os.fdopen(request_pipe, "w", encoding="utf-8") as pipe:
-                pipe.write(request_path + "\n")
-            return pid
-        except BrokenPipeError:
-            continue
+def _offer(channel: socket.socket, pid: int, request_pipe: int) -> None:
+    """Pass a waiting job process's request pipe to the server, keeping no copy of it here."""
+    try:
+        socket.send_fds(channel, [json.dumps({"job": pid}).encode()], [request_pipe])
+    except OSError:  # the server is gone: so is its end of the socket, and the loop ends
+        pass
+    finally:
+        os.close(request_pipe)
 
 
 if __name__ == "__main__":
