@@ -95,8 +95,10 @@ def _warm_up() -> None:
         )
 
 
-def _prepare_job_process() -> None:
-    """What a fresh process pays on its first recipe, paid while it waits for one (off the answer's path).
+def _prepare_job_process(requests: int) -> None:
+    """What a fresh process pays on its first recipe, paid while it waits for one (off the answer's path), in
+    three steps: a request that arrives meanwhile waits for the current step only, and its job then runs with
+    what is ready (colder, never wrong).
 
     A forked process first touching the zygote's objects copies their memory pages, and its first recipe sets
     up lazily what the zygote's warm-up set up only in the zygote's own pages: running the warm-up recipe again
@@ -108,9 +110,15 @@ def _prepare_job_process() -> None:
     import snowfakery.fakedata.fake_data_generator as generator
     import snowfakery.recipe_validator as validator
 
-    with contextlib.suppress(Exception):  # an optimisation too: without it a job builds its own
-        validator.Faker = _PrebuiltFaker(validator.Faker, ((), {}))  # type: ignore[attr-defined]
-        generator.Faker = _PrebuiltFaker(generator.Faker, ((None,), {"use_weighting": False}))  # type: ignore[attr-defined]
+    for module, call in ((validator, ((), {})), (generator, ((None,), {"use_weighting": False}))):
+        if _request_waiting(requests):
+            return
+        with contextlib.suppress(Exception):  # an optimisation too: without it a job builds its own
+            module.Faker = _PrebuiltFaker(module.Faker, call)  # type: ignore[attr-defined]
+
+
+def _request_waiting(requests: int) -> bool:
+    return bool(select.select([requests], [], [], 0)[0])
 
 
 class _PrebuiltFaker:
@@ -168,7 +176,7 @@ def _job_process(read_end: int, warm_write: int | None, after: int | None) -> No
         # A replacement is forked while the job it replaces runs: it warms up once that job is done, so as not
         # to take its CPU, and not at all when a request comes first (it then runs at once, only colder).
         if after is None or _idle_after(after, read_end):
-            _prepare_job_process()
+            _prepare_job_process(read_end)
         if warm_write is not None:
             with contextlib.suppress(OSError):
                 os.write(warm_write, b"1")
