@@ -6,9 +6,9 @@ Both servers run as a user runs them: spawned over stdio, each from its own virt
 `.tools/snowfakery-mcp`, installed by `make bench` with a fastmcp 2 it runs with: under fastmcp 3+ its
 SIGALRM timeout fails every call made off the main thread), and both are driven by the same client (FastMCP's
 `Client`). Each side gets its own copy of the upstream examples (Snowfakery's `examples/` folder from the
-corpus, `SNOWFAKERY_CORPUS` or `../shared/corpus/snowfakery`, copied into a temporary workspace so that
-the peer's run folders never land in the corpus) as its workspace root, and is called with the same
-arguments on the same recipes: the top-level upstream examples the corpus marks as passing. Measured:
+corpus, `SNOWFAKERY_CORPUS` or `shared/corpus/snowfakery` one or two folders up, copied into a temporary
+workspace so that the peer's run folders never land in the corpus) as its workspace root, and is called with
+the same arguments on the same recipes: the top-level upstream examples the corpus marks as passing. Measured:
 
 - validate: `validate_recipe(recipe_path)`;
 - run: `run_recipe(recipe_path, output_format=csv, reps=1)`;
@@ -49,8 +49,12 @@ KINDS = ("validate", "run")
 
 
 def corpus_root() -> Path | None:
-    root = Path(os.environ.get("SNOWFAKERY_CORPUS") or REPO.parent / "shared" / "corpus" / "snowfakery")
-    return root if (root / "examples_status.csv").is_file() else None
+    """`SNOWFAKERY_CORPUS`, else the shared corpus beside the checkout (or beside a worktree's folder)."""
+    if os.environ.get("SNOWFAKERY_CORPUS"):
+        candidates = [Path(os.environ["SNOWFAKERY_CORPUS"])]
+    else:
+        candidates = [up / "shared" / "corpus" / "snowfakery" for up in REPO.parents[:2]]
+    return next((root for root in candidates if (root / "examples_status.csv").is_file()), None)
 
 
 def upstream_recipes(corpus: Path) -> list[str]:
