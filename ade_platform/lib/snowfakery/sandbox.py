@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,8 +227,15 @@ class Sandbox:
     def zygote_pid() -> int | None:
         return _ZYGOTE.pid
 
-    def execute(self, request: dict[str, Any], run_dir: Path, timeout: float) -> JobOutcome:
-        """Run one job; raises SnowfakeryError run_timeout (after killing it) or internal_error."""
+    def execute(
+        self,
+        request: dict[str, Any],
+        run_dir: Path,
+        timeout: float,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> JobOutcome:
+        """Run one job; raises SnowfakeryError run_timeout (after killing it) or internal_error. `meanwhile` is
+        called once the job has its request, while it runs (work of the caller's own, with no thread to start)."""
         request_path = run_dir / REQUEST
         result_path = run_dir / RESULT
         doorbell_path = run_dir / DOORBELL
@@ -240,6 +248,8 @@ class Sandbox:
             request_path.write_text(json.dumps({**request, **ring}))
             started = time.monotonic()
             pid = _ZYGOTE.hand_over(request_path)
+            if meanwhile is not None:
+                meanwhile()
             while True:
                 if result_path.exists():
                     return JobOutcome(json.loads(result_path.read_text()), pid, time.monotonic() - started)
