@@ -21,7 +21,7 @@ A warm-up pass calls every recipe once on both sides and records the verdicts (v
 timed rounds use the recipes on which both sides agree (where they differ, ADE refuses on purpose: a file read
 outside the workspace, an output over the size cap), each round calling every recipe on both sides,
 alternating which side goes first. Reported: per-recipe verdicts, medians over all timed calls of each kind,
-and ratios (ADE / peer).
+and ratios (ADE / peer): of the medians, and the median (with quartiles) of the ratios of each pair of calls.
 """
 
 from __future__ import annotations
@@ -222,8 +222,13 @@ def report(
     )
     for kind, label in (("validate", "validate_recipe"), ("run", "run_recipe csv reps 1")):
         ade, peer = ms(times[(kind, "ADE")]), ms(times[(kind, "peer")])
+        # the same recipe in the same round, one call right after the other: the machine's load drifts less
+        # within a pair than over the run
+        paired = sorted(a / p for a, p in zip(times[(kind, "ADE")], times[(kind, "peer")], strict=True))
+        quartiles = statistics.quantiles(paired, n=4)
         print(
             f"    {label:<24} median  ADE {ade:8.2f} ms   peer {peer:8.2f} ms   ratio ADE/peer {ade / peer:5.2f} x"
+            f"   (paired: median {statistics.median(paired):4.2f} x, quartiles {quartiles[0]:4.2f}-{quartiles[2]:4.2f})"
         )
     for label, sessions in firsts.items():
         first, second = ms(sessions["first"]), ms(sessions["second"])
