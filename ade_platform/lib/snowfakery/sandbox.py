@@ -182,6 +182,8 @@ def _receive(channel: socket.socket, timeout: float) -> tuple[dict[str, Any], li
         data, fds, _, _ = socket.recv_fds(channel, 4096, 1)
     except OSError:
         return None
+    for fd in fds:  # descriptors received this way are inheritable: no program the server starts gets one
+        os.set_inheritable(fd, False)
     try:
         message = json.loads(data) if data else None
     except ValueError:
