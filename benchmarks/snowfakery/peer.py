@@ -6,9 +6,9 @@ Both servers run as a user runs them: spawned over stdio, each from its own virt
 `.tools/snowfakery-mcp`, installed by `make bench` with a fastmcp 2 it runs with: under fastmcp 3+ its
 SIGALRM timeout fails every call made off the main thread), and both are driven by the same client (FastMCP's
 `Client`). Each side gets its own copy of the upstream examples (Snowfakery's `examples/` folder from the
-corpus, `SNOWFAKERY_CORPUS` or `../shared/corpus/snowfakery`, copied into a temporary workspace so that
-the peer's run folders never land in the corpus) as its workspace root, and is called with the same
-arguments on the same recipes: the top-level upstream examples the corpus marks as passing. Measured:
+corpus, `SNOWFAKERY_CORPUS` or `shared/corpus/snowfakery` one or two folders up, copied into a temporary
+workspace so that the peer's run folders never land in the corpus) as its workspace root, and is called with
+the same arguments on the same recipes: the top-level upstream examples the corpus marks as passing. Measured:
 
 - validate: `validate_recipe(recipe_path)`;
 - run: `run_recipe(recipe_path, output_format=csv, reps=1)`;
@@ -21,7 +21,7 @@ A warm-up pass calls every recipe once on both sides and records the verdicts (v
 timed rounds use the recipes on which both sides agree (where they differ, ADE refuses on purpose: a file read
 outside the workspace, an output over the size cap), each round calling every recipe on both sides,
 alternating which side goes first. Reported: per-recipe verdicts, medians over all timed calls of each kind,
-and ratios (ADE / peer).
+and ratios (ADE / peer): of the medians, and the median (with quartiles) of the ratios of each pair of calls.
 """
 
 from __future__ import annotations
@@ -40,14 +40,21 @@ from typing import Any
 from benchmarks.timing import quick_mode
 
 REPO = Path(__file__).resolve().parents[2]
-PEER_SERVER = REPO / ".tools" / "snowfakery-mcp" / "bin" / "snowfakery-mcp"
+PEER_PYTHON = REPO / ".tools" / "snowfakery-mcp" / "bin" / "python"
+# the entry point through the virtualenv's interpreter: the installed script's first line names the folder the
+# virtualenv was created in, which breaks once `.tools` is reached through another path (a worktree's link)
+PEER_COMMAND = ["-c", "from snowfakery_mcp.server import run; run()"]
 SIDES = ("ADE", "peer")
 KINDS = ("validate", "run")
 
 
 def corpus_root() -> Path | None:
-    root = Path(os.environ.get("SNOWFAKERY_CORPUS") or REPO.parent / "shared" / "corpus" / "snowfakery")
-    return root if (root / "examples_status.csv").is_file() else None
+    """`SNOWFAKERY_CORPUS`, else the shared corpus beside the checkout (or beside a worktree's folder)."""
+    if os.environ.get("SNOWFAKERY_CORPUS"):
+        candidates = [Path(os.environ["SNOWFAKERY_CORPUS"])]
+    else:
+        candidates = [up / "shared" / "corpus" / "snowfakery" for up in REPO.parents[:2]]
+    return next((root for root in candidates if (root / "examples_status.csv").is_file()), None)
 
 
 def upstream_recipes(corpus: Path) -> list[str]:
@@ -75,7 +82,7 @@ def servers(home: Path, ade_root: Path, peer_root: Path) -> dict[str, tuple[str,
     peer_env = {"SNOWFAKERY_MCP_WORKSPACE_ROOT": str(peer_root), "HOME": str(home), "PATH": "/usr/bin:/bin"}
     return {
         "ADE": (sys.executable, ["-m", "ade_platform.cli", "mcp", "--server", "snowfakery"], ade_env),
-        "peer": (str(PEER_SERVER), [], peer_env),
+        "peer": (str(PEER_PYTHON), PEER_COMMAND, peer_env),
     }
 
 
@@ -215,8 +222,13 @@ def report(
     )
     for kind, label in (("validate", "validate_recipe"), ("run", "run_recipe csv reps 1")):
         ade, peer = ms(times[(kind, "ADE")]), ms(times[(kind, "peer")])
+        # the same recipe in the same round, one call right after the other: the machine's load drifts less
+        # within a pair than over the run
+        paired = sorted(a / p for a, p in zip(times[(kind, "ADE")], times[(kind, "peer")], strict=True))
+        quartiles = statistics.quantiles(paired, n=4)
         print(
             f"    {label:<24} median  ADE {ade:8.2f} ms   peer {peer:8.2f} ms   ratio ADE/peer {ade / peer:5.2f} x"
+            f"   (paired: median {statistics.median(paired):4.2f} x, quartiles {quartiles[0]:4.2f}-{quartiles[2]:4.2f})"
         )
     for label, sessions in firsts.items():
         first, second = ms(sessions["first"]), ms(sessions["second"])
@@ -230,7 +242,7 @@ def report(
 
 def main() -> None:
     quick = quick_mode(__doc__)
-    if not PEER_SERVER.exists():
+    if not PEER_PYTHON.exists():
         print("snowfakery-mcp is not installed (.tools/snowfakery-mcp); run `make bench`")
         return
     corpus = corpus_root()

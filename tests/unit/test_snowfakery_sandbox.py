@@ -4,7 +4,9 @@ environment, network and stdout, and delivery of outputs into the workspace."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -136,6 +138,46 @@ def test_each_run_gets_a_fresh_prestarted_process_that_never_serves_again(tmp_pa
         draws.append(answer["stdout_text"])
     assert len(set(draws)) == 3, "job processes share random state with each other (or with the zygote)"
     assert Sandbox.zygote_pid() == zygote
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_waiting_job_processes_hold_only_their_own_request_pipe(tmp_path: Path) -> None:
+    """The server hands requests straight to job processes (the zygote passes it their pipes over a socket): a
+    job process, where a recipe's Jinja can reach `os`, must hold neither that socket nor another job's pipe."""
+    service = _service(tmp_path)
+    service.sandbox.warm()
+    assert service.validate(service.source(recipe_text="- object: A\n"))["valid"]
+    for pid in _pool(Sandbox.zygote_pid()):
+        held = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        beyond_stdio = [target for fd, target in held.items() if fd > 2]
+        assert len(beyond_stdio) == 1 and beyond_stdio[0].startswith("pipe:"), held
+
+
+def test_a_killed_zygote_is_replaced_and_its_waiting_job_processes_exit(tmp_path: Path) -> None:
+    service = _service(tmp_path)
+    service.sandbox.warm()
+    zygote = Sandbox.zygote_pid()
+    assert zygote is not None
+    orphans = _pool(zygote)
+    os.kill(zygote, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not _gone(zygote) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert service.validate(service.source(recipe_text="- object: A\n"))["valid"]  # a new zygote
+    assert Sandbox.zygote_pid() not in (None, zygote)
+    # the server closed the request pipes it held for them: they read end-of-file and exit
+    deadline = time.monotonic() + 10
+    while not all(_gone(pid) for pid in orphans) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in orphans)
 
 
 def test_row_and_file_size_limits(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Runs Snowfakery jobs in killable child processes (parent side).
 
 A single zygote process per server (see `zygote.py`) keeps Snowfakery imported and warmed up, and a small
-pool of pre-started job processes, each used for one job only (recycled after every run). `Sandbox.execute` writes the request into the run folder, asks the zygote for a child, then waits
+pool of pre-started job processes, each used for one job only (recycled after every run). `Sandbox.execute` writes
+the request into the run folder, hands its path to a waiting job process (`_Zygote.hand_over`), then waits
 for the child's result file, for the child to die, or for the timeout, whichever comes first. On timeout
 the child's whole process group (its session, including any `dot` it started) is killed with SIGKILL.
 The zygote gets a minimal environment, so no server secret is ever in a child's memory or environment.
@@ -16,11 +17,14 @@ import logging
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,8 @@ from ade_platform.lib.snowfakery.worker import DOORBELL, REQUEST, RESULT
 
 log = logging.getLogger("ade.snowfakery")
 _START_TIMEOUT = 120.0
+_OFFER_TIMEOUT = 30.0  # longest a hand-over waits for the zygote to offer a job process
+_HAND_OVER_TRIES = 4  # job processes (or zygote starts) a hand-over tries before it gives up
 _CHECK_INTERVAL = 0.05  # how often a waiting parent checks that its job process is alive
 _ENV_KEEP = ("PATH", "TZ", "LANG", "LC_ALL", "SYSTEMROOT")
 
@@ -42,80 +48,122 @@ class JobOutcome:
 
 
 class _Zygote:
-    """The process that forks job children; restarted transparently when it dies."""
+    """The process that forks job processes; restarted transparently when it dies.
+
+    The server hands a request straight to a waiting job process: the zygote passes the write end of each new
+    job process's request pipe to the server over their socket (`{"job": pid}` with the descriptor), and the
+    server, once it has used one, tells the zygote (`{"used": pid}`), which forks a replacement. The zygote is
+    off the answer's path: a hand-over is one write to a pipe, with no round trip through another process.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen[str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._channel: socket.socket | None = None
+        self._waiting: deque[tuple[int, int]] = deque()  # (pid, request pipe) of job processes offered to us
         self._owner = 0  # the pid that started it: a forked copy of the server must start its own
 
     def _usable(self) -> bool:
         return self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None
 
-    def _start(self) -> subprocess.Popen[str]:
+    def _start(self) -> None:
         package_parent = str(Path(__file__).resolve().parents[3])
         env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
         program = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from ade_platform.lib.snowfakery.zygote import main; main()"
         )
+        # one socket, the zygote's stdin and stdout: messages keep their boundaries and carry descriptors
+        channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # stderr goes to an unnamed file, read only to explain a failed start (the zygote keeps its handle)
-        with tempfile.TemporaryFile() as errors:
+        with tempfile.TemporaryFile() as errors, theirs:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-B", "-c", program, package_parent],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
                 stderr=errors,
                 env=env,
                 cwd=os.path.abspath(os.sep),
-                text=True,
-                bufsize=1,
                 start_new_session=True,
                 close_fds=True,
             )
-            ready = _read_line(proc, _START_TIMEOUT)
-            if not ready or "ready" not in ready:
+            theirs.close()
+            ready = _receive(channel, _START_TIMEOUT)
+            if ready is None or "ready" not in ready[0]:
                 proc.kill()
+                proc.wait(timeout=10)
+                channel.close()
                 errors.seek(0)
                 detail = errors.read()[-2000:].decode(errors="replace")
                 log.error("the snowfakery sandbox could not start: %s", detail)
                 raise SnowfakeryError("internal_error", "the snowfakery sandbox could not start")
-        self._owner = os.getpid()
-        return proc
+        self._proc, self._channel, self._owner = proc, channel, os.getpid()
 
-    def fork(self, request_path: Path) -> int:
+    def hand_over(self, request_path: Path) -> int:
+        """Give the request to a waiting job process; returns its pid."""
+        line = (str(request_path) + "\n").encode()
         with self._lock:
-            for attempt in (1, 2):
+            for _ in range(_HAND_OVER_TRIES):
                 if not self._usable():
-                    self._proc = self._start()
+                    self.stop_locked()
+                    self._start()
+                job = self._next_job_locked()
+                if job is None:  # no job process offered in time: start the zygote again
+                    self.stop_locked()
+                    continue
+                pid, pipe = job
                 try:
-                    assert self._proc.stdin is not None
-                    self._proc.stdin.write(json.dumps({"request": str(request_path)}) + "\n")
-                    self._proc.stdin.flush()
-                    answer = _read_line(self._proc, 30.0)
-                except (BrokenPipeError, OSError):
-                    answer = None
-                if answer and "pid" in answer:
-                    return int(answer["pid"])
-                self.stop_locked()
-                if attempt == 2:
-                    raise SnowfakeryError("internal_error", "the snowfakery sandbox did not start a run")
-        raise AssertionError("unreachable")
+                    os.write(pipe, line)  # a few hundred bytes into an empty pipe: never blocks
+                    handed = True
+                except OSError:  # that job process died while it waited (killed from outside)
+                    handed = False
+                finally:
+                    os.close(pipe)
+                self._tell_used(pid)
+                if handed:
+                    return pid
+        raise SnowfakeryError("internal_error", "the snowfakery sandbox did not start a run")
+
+    def _next_job_locked(self) -> tuple[int, int] | None:
+        """The longest-waiting job process offered so far (waiting for an offer only when none is left)."""
+        assert self._channel is not None
+        while True:
+            offer = _receive(self._channel, 0 if self._waiting else _OFFER_TIMEOUT)
+            if offer is None:
+                break
+            message, fds = offer
+            if "job" in message and len(fds) == 1:
+                self._waiting.append((int(message["job"]), fds[0]))
+            else:
+                for fd in fds:
+                    os.close(fd)
+        return self._waiting.popleft() if self._waiting else None
+
+    def _tell_used(self, pid: int) -> None:
+        """Let the zygote fork a replacement (if it is gone, the next hand-over starts a new one)."""
+        with contextlib.suppress(OSError):
+            assert self._channel is not None
+            self._channel.send(json.dumps({"used": pid}).encode())
 
     def warm(self) -> None:
         with self._lock:
             if not self._usable():
-                self._proc = self._start()
+                self.stop_locked()
+                self._start()
 
     def stop_locked(self) -> None:
-        if self._proc is not None and self._owner == os.getpid():
-            if self._proc.poll() is None:
-                self._proc.kill()
-            self._proc.wait(timeout=10)
-            for stream in (self._proc.stdin, self._proc.stdout):
-                if stream is not None:
-                    stream.close()
-        self._proc = None
+        if self._owner == os.getpid():
+            if self._proc is not None:
+                if self._proc.poll() is None:
+                    self._proc.kill()
+                self._proc.wait(timeout=10)
+            if self._channel is not None:
+                self._channel.close()
+            while self._waiting:  # their job processes read end-of-file and exit
+                os.close(self._waiting.popleft()[1])
+        else:  # a forked copy of the server: these belong to the process that started the zygote
+            self._waiting.clear()
+        self._proc = self._channel = None
 
     def stop(self) -> None:
         with self._lock:
@@ -126,26 +174,25 @@ class _Zygote:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
 
-def _read_line(proc: subprocess.Popen[str], timeout: float) -> dict[str, Any] | None:
-    """One JSON line from the zygote, or None on EOF/timeout. Read from the pipe's descriptor with select (a
-    thread per read cost ~1 ms of every job's hand-over); nothing else reads the zygote's stdout."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    deadline = time.monotonic() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            return None
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return None
-        data += chunk
-    try:
-        value = json.loads(data)
-    except ValueError:
+def _receive(channel: socket.socket, timeout: float) -> tuple[dict[str, Any], list[int]] | None:
+    """One message from the zygote and the descriptors it carries, or None on end-of-file or timeout."""
+    if not select.select([channel], [], [], timeout)[0]:
         return None
-    return value if isinstance(value, dict) else None
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, 4096, 1)
+    except OSError:
+        return None
+    for fd in fds:  # descriptors received this way are inheritable: no program the server starts gets one
+        os.set_inheritable(fd, False)
+    try:
+        message = json.loads(data) if data else None
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        for fd in fds:
+            os.close(fd)
+        return None
+    return message, list(fds)
 
 
 _ZYGOTE = _Zygote()
@@ -182,8 +229,15 @@ class Sandbox:
     def zygote_pid() -> int | None:
         return _ZYGOTE.pid
 
-    def execute(self, request: dict[str, Any], run_dir: Path, timeout: float) -> JobOutcome:
-        """Run one job; raises SnowfakeryError run_timeout (after killing it) or internal_error."""
+    def execute(
+        self,
+        request: dict[str, Any],
+        run_dir: Path,
+        timeout: float,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> JobOutcome:
+        """Run one job; raises SnowfakeryError run_timeout (after killing it) or internal_error. `meanwhile` is
+        called once the job has its request, while it runs (work of the caller's own, with no thread to start)."""
         request_path = run_dir / REQUEST
         result_path = run_dir / RESULT
         doorbell_path = run_dir / DOORBELL
@@ -195,7 +249,9 @@ class Sandbox:
             ring = {"doorbell": str(doorbell_path)} if doorbell is not None else {}
             request_path.write_text(json.dumps({**request, **ring}))
             started = time.monotonic()
-            pid = _ZYGOTE.fork(request_path)
+            pid = _ZYGOTE.hand_over(request_path)
+            if meanwhile is not None:
+                meanwhile()
             while True:
                 if result_path.exists():
                     return JobOutcome(json.loads(result_path.read_text()), pid, time.monotonic() - started)
