@@ -110,7 +110,8 @@ async def first_calls(
     specs: dict[str, tuple[str, list[str], dict[str, str]]], recipe: str, sessions: int, log: Path
 ) -> dict[str, dict[str, list[float]]]:
     """Per client and side: seconds from spawn to initialized ("start"), of the first validate after it
-    ("first") and of the second ("second"), one fresh server per session. Two clients: FastMCP's, and the wire
+    ("first") and of the second ("second"), one fresh server per session. Three clients: FastMCP's; FastMCP's
+    after listing the tools as an MCP host does at start ("host": its "start" includes the listing); and the wire
     client (benchmarks/wire.py: the server's own time, without the client library's work on a first call)."""
     from fastmcp import Client
     from fastmcp.client.transports import StdioTransport
@@ -138,6 +139,17 @@ async def first_calls(
                     started = time.perf_counter()
                     await client.call_tool(tool, arguments_, raise_on_error=False)
                     fastmcp_times[key].append(time.perf_counter() - started)
+            # An MCP host lists the tools once the session is up (to show them to its model), so its first call
+            # does not fetch them: the same client, timed after that listing.
+            host_times = out.setdefault(f"host {side}", {"start": [], "first": [], "second": []})
+            started = time.perf_counter()
+            async with Client(transport) as client:
+                await client.list_tools()
+                host_times["start"].append(time.perf_counter() - started)
+                for key in ("first", "second"):
+                    started = time.perf_counter()
+                    await client.call_tool(tool, arguments_, raise_on_error=False)
+                    host_times[key].append(time.perf_counter() - started)
             wire_times = out.setdefault(f"wire {side}", {"start": [], "first": [], "second": []})
             started = time.perf_counter()
             async with WireClient(command, args, env, cwd=REPO) as wire:

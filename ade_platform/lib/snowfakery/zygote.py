@@ -82,11 +82,14 @@ def _warm_up(validate_only: bool = False) -> None:
 
     from snowfakery.api import generate_data
 
+    from ade_platform.lib.snowfakery import cyaml
     from ade_platform.lib.snowfakery.quiet import QuietApplication
     from ade_platform.lib.snowfakery.worker import NamedText
 
-    # A warm-up is an optimisation: should it fail, a job process runs the same, only colder.
-    with contextlib.suppress(Exception):
+    # A warm-up is an optimisation: should it fail, a job process runs the same, only colder. A validation reads
+    # the recipe with libyaml (worker._validate): so does the warm-up of one.
+    reader = cyaml.c_parsed_recipes() if validate_only else contextlib.nullcontext()
+    with contextlib.suppress(Exception), reader:
         generate_data(
             NamedText(_WARM_UP_RECIPE, "warm_up.recipe.yml"),
             parent_application=QuietApplication(),
