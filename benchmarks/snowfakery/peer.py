@@ -123,7 +123,6 @@ async def first_calls(
         for side in SIDES if i % 2 == 0 else SIDES[::-1]:
             command, args, env = specs[side]
             tool, arguments_ = TOOLS[side]["validate"], arguments("validate", recipe)
-            fastmcp_times = out.setdefault(f"fastmcp {side}", {"start": [], "first": [], "second": []})
             transport = StdioTransport(
                 command=command,
                 args=args,
@@ -132,24 +131,11 @@ async def first_calls(
                 keep_alive=False,
                 log_file=log / f"{side}.log",
             )
-            started = time.perf_counter()
-            async with Client(transport) as client:
-                fastmcp_times["start"].append(time.perf_counter() - started)
-                for key in ("first", "second"):
-                    started = time.perf_counter()
-                    await client.call_tool(tool, arguments_, raise_on_error=False)
-                    fastmcp_times[key].append(time.perf_counter() - started)
             # An MCP host lists the tools once the session is up (to show them to its model), so its first call
-            # does not fetch them: the same client, timed after that listing.
-            host_times = out.setdefault(f"host {side}", {"start": [], "first": [], "second": []})
-            started = time.perf_counter()
-            async with Client(transport) as client:
-                await client.list_tools()
-                host_times["start"].append(time.perf_counter() - started)
-                for key in ("first", "second"):
-                    started = time.perf_counter()
-                    await client.call_tool(tool, arguments_, raise_on_error=False)
-                    host_times[key].append(time.perf_counter() - started)
+            # does not fetch them: the same client, timed after that listing ("host").
+            for label, list_first in (("fastmcp", False), ("host", True)):
+                times = out.setdefault(f"{label} {side}", {"start": [], "first": [], "second": []})
+                await _client_session(Client(transport), tool, arguments_, times, list_first)
             wire_times = out.setdefault(f"wire {side}", {"start": [], "first": [], "second": []})
             started = time.perf_counter()
             async with WireClient(command, args, env, cwd=REPO) as wire:
@@ -157,6 +143,22 @@ async def first_calls(
                 for key in ("first", "second"):
                     wire_times[key].append((await wire.call(tool, arguments_))[0])
     return out
+
+
+async def _client_session(
+    client: Any, tool: str, arguments_: dict[str, Any], times: dict[str, list[float]], list_first: bool
+) -> None:
+    """One session of FastMCP's client: start-up to initialized (and listed, with `list_first`), then the first
+    and the second call, each timed into `times`."""
+    started = time.perf_counter()
+    async with client:
+        if list_first:
+            await client.list_tools()
+        times["start"].append(time.perf_counter() - started)
+        for key in ("first", "second"):
+            started = time.perf_counter()
+            await client.call_tool(tool, arguments_, raise_on_error=False)
+            times[key].append(time.perf_counter() - started)
 
 
 async def compare(home: Path, corpus: Path, rounds: int, sessions: int) -> None:
