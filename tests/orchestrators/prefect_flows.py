@@ -64,7 +64,9 @@ def hello(name: str = "world") -> str:
 def load_everything() -> None:
     """A long log, sent in batches as Prefect's own API log handler does, its lines a millisecond apart."""
     run = TaskRunContext.get().task_run
-    start = datetime.now(UTC)
+    # The lines end now, so Prefect's own record of the failure (logged when the task raises) comes after them
+    # in time order, however fast they are sent.
+    start = datetime.now(UTC) - timedelta(milliseconds=LONG_LOG_LINES)
     entries = [
         LogCreate(
             name="prefect.task_runs",
