@@ -6,8 +6,9 @@ the same file from the same ade.yaml, so on the Postgres profile they all record
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,30 @@ def ensure_dagster_home(settings: Settings) -> Path:
     return home
 
 
+@contextlib.contextmanager
+def _opening(dagster_home: Path) -> Iterator[None]:
+    """Hold the home's lock file while an instance is opened. Dagster's SQLite storages create their tables and
+    stamp their migration revision on first open, unguarded: two processes opening a fresh home at once (a
+    gateway and its audit worker, `ade dev`'s daemon and UI) both stamp, and every later open fails with "more
+    than one head present". A lock file in the home serializes them; an instance already created opens in a few
+    milliseconds, so the wait is short."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; opening stays as Dagster does it
+        yield
+        return
+    with open(dagster_home / ".ade-instance.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def open_instance(dagster_home: Path, *, compute_logs: bool = True) -> Any:
     """The Dagster instance of a DAGSTER_HOME folder (created if missing); Dagster is imported here, lazily,
-    so the cached path that imports this module stays Dagster-free.
+    so the cached path that imports this module stays Dagster-free. Every process of ours opens it here (see
+    `_opening` for why).
 
     compute_logs=False: the same storage, without capturing the runs' stdout and stderr. For live-tool runs,
     whose ops print nothing (what they did is in their events): capturing spawns `tail` processes per step
@@ -76,14 +98,21 @@ def open_instance(dagster_home: Path, *, compute_logs: bool = True) -> Any:
     from dagster import DagsterInstance
 
     dagster_home.mkdir(parents=True, exist_ok=True)
-    if compute_logs:
-        return DagsterInstance.from_config(str(dagster_home))
-    from dagster._core.instance.ref import InstanceRef  # the dagster.yaml loader that takes overrides
+    with _opening(dagster_home):
+        if compute_logs:
+            return DagsterInstance.from_config(str(dagster_home))
+        from dagster._core.instance.ref import InstanceRef  # the dagster.yaml loader that takes overrides
 
-    no_capture = {
-        "module": "dagster._core.storage.noop_compute_log_manager",
-        "class": "NoOpComputeLogManager",
-    }
-    return DagsterInstance.from_ref(
-        InstanceRef.from_dir(str(dagster_home), overrides={"compute_logs": no_capture})
-    )
+        no_capture = {
+            "module": "dagster._core.storage.noop_compute_log_manager",
+            "class": "NoOpComputeLogManager",
+        }
+        return DagsterInstance.from_ref(
+            InstanceRef.from_dir(str(dagster_home), overrides={"compute_logs": no_capture})
+        )
+
+
+def create_instance(dagster_home: Path) -> None:
+    """Create the instance's storage now, before processes that open it without `open_instance` (Dagster's
+    daemon and UI) start together."""
+    open_instance(dagster_home, compute_logs=False).dispose()

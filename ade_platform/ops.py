@@ -8,10 +8,11 @@ import time
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 from ade_platform.config import Settings
-from ade_platform.instance import ensure_dagster_home
+from ade_platform.instance import ensure_dagster_home, open_instance
 from ade_platform.live import QUIET_CONSOLE
 from ade_platform.store import StoreReader
 from ade_platform.store.observations import newest_by_asset
@@ -38,7 +39,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
     if not keys:
         out.write(f"ade: the selection {select!r} matches no asset\n")
         return 2
-    instance = dg.DagsterInstance.from_config(home)
+    instance = open_instance(Path(home))
     job = defs.resolve_implicit_global_asset_job_def()
     run_id = make_new_run_id()
 
@@ -140,14 +141,13 @@ def failure_reason(data: Any) -> str:
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
     """Each asset: last materialization, age, run id, and whether upstream data is newer (stale)."""
     home = prepare_dagster_home(settings)
-    import dagster as dg
 
     from ade_platform.definitions import build_definitions
 
     definitions = build_definitions(settings)
     graph = definitions.resolve_asset_graph()
     last_ticks = _last_ticks(definitions, graph)
-    instance = dg.DagsterInstance.from_config(home)
+    instance = open_instance(Path(home))
     keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
     latest: dict[Any, Any] = {}
     for key in keys:
