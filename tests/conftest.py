@@ -14,7 +14,8 @@ from ade_platform.config import Settings, load_settings
 from tests.helpers import environment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
+# The team's shared folder beside the checkout (as on CI); ADE_SHARED_DIR points a worktree elsewhere at it.
+SHARED = Path(os.environ.get("ADE_SHARED_DIR") or REPO_ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 
 
