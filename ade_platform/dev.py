@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 
 from ade_platform.config import REPO_ROOT, Settings
-from ade_platform.instance import create_instance
-from ade_platform.ops import materialize, prepare_dagster_home
+from ade_platform.instance import create_instance, ensure_dagster_home
+from ade_platform.ops import materialize
 from ade_platform.supervise import start_group, stop_groups, stop_on_signals, taken_ports
 
 
@@ -90,7 +90,7 @@ def run_dev(
         )
         return 2
     # The daemon, the UI and the gateway open the instance at once: its storage is created first, by one process.
-    create_instance(Path(prepare_dagster_home(settings)))
+    create_instance(ensure_dagster_home(settings))
     # Ctrl-C, SIGTERM (service managers, `kill`, the demo launcher) and SIGHUP (a closed terminal) all stop the
     # UI, the daemon and the gateway: each runs in a process group of its own, stopped as a group (the code
     # servers they start included).

@@ -8,7 +8,6 @@ import time
 import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 from ade_platform.config import Settings
@@ -18,14 +17,9 @@ from ade_platform.store import StoreReader
 from ade_platform.store.observations import newest_by_asset
 
 
-def prepare_dagster_home(settings: Settings) -> str:
-    """The platform's instance folder (shared by `ade`, `dagster dev` and live tools), with its dagster.yaml."""
-    return str(ensure_dagster_home(settings))
-
-
 def materialize(settings: Settings, select: str, out: TextIO) -> int:
     """Materialize the selected assets in-process, printing each step and asset as it completes."""
-    home = prepare_dagster_home(settings)
+    home = ensure_dagster_home(settings)
     import dagster as dg
     from dagster._core.utils import make_new_run_id
 
@@ -39,7 +33,7 @@ def materialize(settings: Settings, select: str, out: TextIO) -> int:
     if not keys:
         out.write(f"ade: the selection {select!r} matches no asset\n")
         return 2
-    instance = open_instance(Path(home))
+    instance = open_instance(home)
     job = defs.resolve_implicit_global_asset_job_def()
     run_id = make_new_run_id()
 
@@ -140,14 +134,14 @@ def failure_reason(data: Any) -> str:
 
 def asset_status(settings: Settings) -> list[dict[str, Any]]:
     """Each asset: last materialization, age, run id, and whether upstream data is newer (stale)."""
-    home = prepare_dagster_home(settings)
+    home = ensure_dagster_home(settings)
 
     from ade_platform.definitions import build_definitions
 
     definitions = build_definitions(settings)
     graph = definitions.resolve_asset_graph()
     last_ticks = _last_ticks(definitions, graph)
-    instance = open_instance(Path(home))
+    instance = open_instance(home)
     keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
     latest: dict[Any, Any] = {}
     for key in keys:

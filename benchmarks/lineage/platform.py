@@ -138,9 +138,9 @@ def _running(
             platform = Platform(name, root, settings, env, running, info)
             marker = home / "materialized"
             if not (reuse and marker.exists()):
-                from ade_platform.ops import prepare_dagster_home
+                from ade_platform.instance import ensure_dagster_home
 
-                prepare_dagster_home(settings)
+                ensure_dagster_home(settings)
                 if before is not None:
                     before(platform)
                 log = io.StringIO()
