@@ -24,8 +24,8 @@ dbt Cloud is rendered from that model, never from the agent's text: each option 
 needs no quoting beyond shlex.quote's, so dbt Cloud's shell-style split of the rendering gives back exactly the
 model's tokens (checked at render time), and no value can become an option or a second token. FLAGS mirrors
 dbt-core's own command definitions (tests/unit/test_dbt_command_policy.py compares them, names and arity);
-tests/unit/test_dbt_steps_property.py checks, with dbt's own click parser, that what is sent means what the
-model says.
+tests/security/test_dbt_steps_property.py checks, with dbt's own click parser, that what is sent means what
+the model says.
 """
 
 from __future__ import annotations
