@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from ade_platform.config import Settings, load_settings
-from ade_platform.emulators.dbt_cloud import DEMO_TOKEN
+from ade_platform.emulators.dbt_cloud import ACCOUNT_ID, DEMO_TOKEN
 from ade_platform.emulators.demo import free_port
 
 
@@ -45,6 +46,16 @@ class Emulator:
 
     def counters(self) -> dict[str, int]:
         return httpx.get(f"{self.url}/_emulator/requests").json()
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The account's runs (up to 100) with their triggers, steps overrides included. An API request: the
+        emulator's request counter counts it."""
+        reply = httpx.get(
+            f"{self.api}/accounts/{ACCOUNT_ID}/runs/",
+            params={"include_related": '["trigger"]', "limit": 100},
+            headers={"Authorization": f"Token {DEMO_TOKEN}"},
+        )
+        return reply.json()["data"]
 
     def settings(self, *, token: str = DEMO_TOKEN, extra: str = "", base_url: str | None = None) -> Settings:
         """A dbt Cloud-only configuration (no local dbt project) with its own ADE_HOME."""

@@ -34,12 +34,7 @@ def _server(emulator: Emulator, extra: str = "") -> Any:
 
 
 def _runs(emulator: Emulator) -> list[dict[str, Any]]:
-    reply = httpx.get(
-        f"{emulator.api}/accounts/{ACCOUNT_ID}/runs/",
-        params={"include_related": '["trigger"]', "limit": 100},
-        headers={"Authorization": f"Token {DEMO_TOKEN}"},
-    )
-    return reply.json()["data"]
+    return emulator.runs()
 
 
 ATTACKS = [

@@ -34,6 +34,8 @@ ALLOWED = [
     ("dbt seed", "dbt seed"),
     ("dbt snapshot --select snap_orders", "dbt snapshot --select snap_orders"),
     ("  dbt   build  ", "dbt build"),
+    ("dbt build --threads 08 --select=a,b 'c d'", "dbt build --threads 8 --select a,b c d"),
+    ("dbt build -s a\"--target\"", "dbt build --select a--target"),
 ]  # fmt: skip
 
 
@@ -121,6 +123,18 @@ REFUSED = [
     ("dbt build --selector 'a b'", "--selector"),
     ("dbt build -s 'a=b'", "--select"),
     ("dbt test --resource-type secret_type", "--resource-type secret_type"),
+    # a quoted value that would become options if its parts were sent as tokens (issue 34)
+    ('dbt build --select "a --full-refresh"', "--select"),
+    ("dbt build -s 'x --target prod'", "--select"),
+    ('dbt build --select="a --profiles-dir=/tmp"', "--select"),
+    ("dbt build --exclude 'a -t prod'", "--exclude"),
+    ("dbt build -s a 'b --threads 64'", "--select"),
+    ("dbt build --selector=-x", "--selector"),
+    ("dbt build --state=--target", "--state"),
+    ("dbt build --select=-f", "--select"),
+    ("dbt build -s 'a  b'", "--select"),
+    ("dbt build -s ' a'", "--select"),
+    ("dbt 'source freshness'", "source freshness"),
 ]  # fmt: skip
 
 

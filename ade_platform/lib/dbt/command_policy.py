@@ -8,18 +8,24 @@ way a shell and dbt read it, and only what is on the lists below passes:
 
 1. Characters: printable ASCII letters, digits, space and `_ . , : + * @ / = - ' "`. Every shell metacharacter
    (`; | & $ \\` > < ( ) { } [ ] ! # ~ ? ^ %`, backslash, newline, tab) and every non-ASCII character (look-alike
-   quotes, dashes, semicolons) is refused before anything else.
+   quotes, dashes, semicolons, spaces) is refused before anything else.
 2. Tokens: POSIX shell splitting (`shlex`), so quoting hides nothing.
 3. `dbt`, then one allowed subcommand (case-sensitive, as dbt is), then options parsed as dbt's click commands
    parse them: long names with a separate value or `--name=value`, the short aliases as separate tokens, the
    multi-value options (`--select a b c`) taking every following token up to the next option, the same
    multi-value option repeated. No positional argument, no `--`, no option before the subcommand.
-4. Each value checked for what it is: a node selector, a selector name, a thread count (1 to MAX_THREADS), a
-   relative state path (no absolute path, no `..`).
+4. Values, as dbt reads them: a multi-value option's value splits on single spaces (dbt's MultiOption splits the
+   first, its selection parser every one), and each part is one value. Every value is checked for what it is (a
+   node selector, a selector name, a thread count 1 to MAX_THREADS, a relative state path, a resource type) and
+   none may start with `-`, be empty, or hold a space, a quote or a shell metacharacter.
 
-A step that passes is returned as canonical tokens (long option names, one value per token), and that rendering,
-not the agent's text, is what dbt Cloud receives: what runs is what was checked. FLAGS mirrors dbt-core's own
-command definitions (tests/unit/test_dbt_command_policy.py compares them, names and arity).
+The result is a typed model (DbtCommand: the subcommand, then each option with its values), and the text sent to
+dbt Cloud is rendered from that model, never from the agent's text: each option and each value is one token that
+needs no quoting beyond shlex.quote's, so dbt Cloud's shell-style split of the rendering gives back exactly the
+model's tokens (checked at render time), and no value can become an option or a second token. FLAGS mirrors
+dbt-core's own command definitions (tests/unit/test_dbt_command_policy.py compares them, names and arity);
+tests/security/test_dbt_steps_property.py checks, with dbt's own click parser, that what is sent means what
+the model says.
 """
 
 from __future__ import annotations
@@ -105,9 +111,12 @@ RESOURCE_TYPES = frozenset(
     {"model", "seed", "snapshot", "test", "unit_test", "source", "analysis", "exposure", "metric",
      "semantic_model", "saved_query"}
 )  # fmt: skip
-_SELECTOR_PART = re.compile(r"^[A-Za-z0-9_.:+*@/,\-]{1,256}$")
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
-_STATE_PATH = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*/?$")
+# Every value the policy accepts, of any kind, is made of these characters and never starts with `-`: such a token is
+# one token to every splitter (shlex, a POSIX shell, a plain split on whitespace) and never read as an option.
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.:+*@/,][A-Za-z0-9_.:+*@/,\-]{0,255}")
+_SELECTOR = re.compile(r"[A-Za-z0-9_.:+*@/,][A-Za-z0-9_.:+*@/,\-]{0,255}")
+_NAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.\-]{0,127}")
+_STATE_PATH = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.\-]*(/[A-Za-z0-9_.\-]+)*/?")
 
 
 class StepRefused(ValueError):
@@ -121,13 +130,64 @@ class StepRefused(ValueError):
 
 
 @dataclass(frozen=True)
+class StepOption:
+    """One option of a checked step: the spelling sent (the canonical name, or a kept negation) and its values
+    (none for a switch, one for `one`, one or more for `many`), each a plain value."""
+
+    flag: Flag
+    spelling: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class DbtCommand:
+    """A checked step as dbt will read it. `tokens` and `text` are rendered from this model, so what is sent to dbt
+    Cloud is the model and nothing else; a model that cannot be rendered that way is never built."""
+
     subcommand: str
-    tokens: tuple[str, ...]  # canonical: dbt, the subcommand, then each option and its values
+    options: tuple[StepOption, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.text  # noqa: B018 -- renders (and so checks) the model once, when it is built
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """dbt, the subcommand's words, then each option's spelling followed by its values, one token each."""
+        if self.subcommand not in ALL:
+            raise StepRefused(
+                f"`{_shown(self.subcommand)}` is not an allowed dbt subcommand", _shown(self.subcommand)
+            )
+        out = ["dbt", *self.subcommand.split(" ")]
+        for option in self.options:
+            if option.spelling not in option.flag.spellings or not option.spelling.startswith("--"):
+                raise StepRefused(
+                    f"{option.spelling} is not a spelling of {option.flag.name}", option.flag.name
+                )
+            if (option.flag.arity == "switch") != (not option.values) or (
+                option.flag.arity == "one" and len(option.values) != 1
+            ):
+                raise StepRefused(f"{option.flag.name} has the wrong number of values", option.flag.name)
+            out.append(option.spelling)
+            for value in option.values:
+                if not _PLAIN_VALUE.fullmatch(value):
+                    raise StepRefused(
+                        f"a value of {option.flag.name} cannot be sent as one plain token", option.flag.name
+                    )
+                out.append(value)
+        return tuple(out)
 
     @property
     def text(self) -> str:
-        return shlex.join(self.tokens)
+        """The step sent to dbt Cloud. dbt Cloud splits a step the way a POSIX shell does (shlex); the rendering is
+        refused unless that split gives back exactly `tokens` (it always does for plain values: the check keeps it
+        so if the value rules ever widen)."""
+        tokens = self.tokens
+        text = " ".join(shlex.quote(token) for token in tokens)
+        if tuple(shlex.split(text, posix=True)) != tokens:
+            raise StepRefused(
+                "the step cannot be rendered so that dbt Cloud reads the tokens that were checked"
+            )
+        return text
 
 
 def _shown(token: str) -> str:
@@ -163,6 +223,10 @@ def _subcommand(tokens: list[str]) -> tuple[str, int]:
                 f"`dbt {word}` is allowed only as `dbt {word} {_TWO_WORD[word]}`", _shown(f"{word} {second}")
             )
         return f"{word} {second}", 3
+    if " " in word:  # `dbt 'source freshness'` is one token, and dbt has no command by that name
+        raise StepRefused(
+            f"`{_shown(word)}` is quoted as one word; write the subcommand unquoted", _shown(word)
+        )
     if word not in ALL:
         raise StepRefused(
             f"`{_shown(word)}` is not an allowed dbt subcommand (allowed: {', '.join(SUBCOMMANDS)})",
@@ -171,32 +235,46 @@ def _subcommand(tokens: list[str]) -> tuple[str, int]:
     return word, 2
 
 
-def _check_value(flag: Flag, value: str) -> list[str]:
-    """The value's parts (a multi-value option's value splits on spaces, as dbt does) once each is checked."""
-    parts = value.split() if flag.arity == "many" else [value]
-    if not parts:
-        raise StepRefused(f"{flag.name} needs a value", flag.name)
-    for part in parts:
-        if flag.value == "selector" and not _SELECTOR_PART.match(part):
-            raise StepRefused(
-                f"a value of {flag.name} is not a dbt node selector (letters, digits and _ . : + * @ / , -)",
-                flag.name,
-            )
-        if flag.value == "resource_type" and part not in RESOURCE_TYPES:
-            raise StepRefused(
-                f"{flag.name} takes one of {', '.join(sorted(RESOURCE_TYPES))}", f"{flag.name} {_shown(part)}"
-            )
-        if flag.value == "name" and not _NAME.match(part):
-            raise StepRefused(f"the value of {flag.name} is not a selector name", flag.name)
-        if flag.value == "threads" and not (part.isdigit() and 1 <= int(part) <= MAX_THREADS):
+def _dbt_values(flag: Flag, raw: list[str]) -> tuple[str, ...]:
+    """The values dbt reads from an option's value tokens, each checked. A multi-value option's token splits on
+    single spaces, as dbt does (`--select 'a b'` selects a and b); an empty part (two spaces, a space at either
+    end) is refused rather than guessed at."""
+    parts = [part for token in raw for part in token.split(" ")] if flag.arity == "many" else raw
+    return tuple(_check_value(flag, part) for part in parts)
+
+
+def _check_value(flag: Flag, part: str) -> str:
+    """The value as sent (a thread count without leading zeros), or StepRefused naming the option, never the value."""
+    if not part:
+        raise StepRefused(
+            f"{flag.name} has an empty value (a quoted list with two spaces or an edge space)", flag.name
+        )
+    if part.startswith("-"):
+        raise StepRefused(f"a value of {flag.name} starts with '-' (an option is never a value)", flag.name)
+    if " " in part or not _PLAIN_VALUE.fullmatch(part):
+        raise StepRefused(
+            f"a value of {flag.name} holds a character no {flag.value.replace('_', ' ')} has", flag.name
+        )
+    if flag.value == "selector" and not _SELECTOR.fullmatch(part):
+        raise StepRefused(
+            f"a value of {flag.name} is not a dbt node selector (letters, digits and _ . : + * @ / , -)",
+            flag.name,
+        )
+    if flag.value == "resource_type" and part not in RESOURCE_TYPES:
+        raise StepRefused(
+            f"{flag.name} takes one of {', '.join(sorted(RESOURCE_TYPES))}", f"{flag.name} {_shown(part)}"
+        )
+    if flag.value == "name" and not _NAME.fullmatch(part):
+        raise StepRefused(f"the value of {flag.name} is not a selector name", flag.name)
+    if flag.value == "threads":
+        if not (part.isascii() and part.isdigit() and 1 <= int(part) <= MAX_THREADS):
             raise StepRefused(f"{flag.name} takes a number from 1 to {MAX_THREADS}", flag.name)
-        if flag.value == "state_path" and (
-            not _STATE_PATH.match(part) or ".." in part.split("/") or part.startswith("/")
-        ):
-            raise StepRefused(
-                f"{flag.name} takes a relative path inside the project (no absolute path, no ..)", flag.name
-            )
-    return parts
+        return str(int(part))
+    if flag.value == "state_path" and (not _STATE_PATH.fullmatch(part) or ".." in part.split("/")):
+        raise StepRefused(
+            f"{flag.name} takes a relative path inside the project (no absolute path, no ..)", flag.name
+        )
+    return part
 
 
 def _unknown_option(name: str, subcommand: str) -> StepRefused:
@@ -221,7 +299,7 @@ def parse_step(step: str, *, allow_full_refresh: bool = False) -> DbtCommand:
     if tokens[0] != "dbt":
         raise StepRefused("a step is a dbt command: it starts with `dbt`", _shown(tokens[0]))
     subcommand, i = _subcommand(tokens)
-    out: list[str] = ["dbt", *subcommand.split()]
+    options: list[StepOption] = []
     seen: set[str] = set()
     while i < len(tokens):
         token = tokens[i]
@@ -248,23 +326,21 @@ def parse_step(step: str, *, allow_full_refresh: bool = False) -> DbtCommand:
         if flag.arity == "switch":
             if has_value:
                 raise StepRefused(f"{name} takes no value", name)
-            out.append(spelled)
+            options.append(StepOption(flag, spelled))
             continue
         if has_value:
-            values = [inline]
+            raw = [inline]
         elif i < len(tokens) and not tokens[i].startswith("-"):
-            values = [tokens[i]]
+            raw = [tokens[i]]
             i += 1
         else:
             raise StepRefused(f"{name} needs a value", name)
         if flag.arity == "many":  # dbt's MultiOption: every following token up to the next option
             while i < len(tokens) and not tokens[i].startswith("-"):
-                values.append(tokens[i])
+                raw.append(tokens[i])
                 i += 1
-        out.append(spelled)
-        for value in values:
-            out += _check_value(flag, value)
-    return DbtCommand(subcommand, tuple(out))
+        options.append(StepOption(flag, spelled, _dbt_values(flag, raw)))
+    return DbtCommand(subcommand, tuple(options))
 
 
 def parse_steps(steps: list[str], *, allow_full_refresh: bool = False) -> list[DbtCommand]:
