@@ -47,6 +47,7 @@ class _Child:
             stderr=subprocess.DEVNULL,
             bufsize=0,
             close_fds=True,
+            env={},  # it needs none, and the gateway's (credentials included) is none of its business
         )
         self.fresh = True
 
@@ -157,7 +158,13 @@ def run_in_child(lines: list[str], patterns: list[str], timeout: float, budget: 
     attempts = 0
     while len(answers) < len(patterns):
         pending = patterns[len(answers) :]
-        child = _POOL.acquire()
+        try:
+            child = _POOL.acquire()
+        except (
+            OSError
+        ):  # no process could be started (out of processes or descriptors): refused, not run here
+            answers.extend(_refused("the bounded pattern engine could not be started") for _ in pending)
+            break
         try:
             try:
                 child.send(frame({"lines": lines, "patterns": pending, "timeout": timeout, "budget": budget}))
