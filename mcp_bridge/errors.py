@@ -21,6 +21,9 @@ from fastmcp.server.middleware import Middleware
 from ade_platform.lib.errors import CodedError
 
 log = logging.getLogger("ade.mcp")
+# What parsing or expanding an agent's input runs out of: a structured refusal (resource_limit), never
+# internal_error.
+RESOURCE_ERRORS = (MemoryError, RecursionError, OverflowError)
 
 # code -> default hint. Every code any toolset or CodedError raises is listed here
 # (tests/contract/test_error_codes.py checks it).
@@ -28,6 +31,7 @@ ERROR_CODES: dict[str, str] = {
     # generic
     "invalid_argument": "Check the parameter against the tool's input schema.",
     "internal_error": "An unexpected error occurred; the server log has details.",
+    "resource_limit": "Send a smaller or less deeply nested input.",
     "not_implemented": "This capability is not available for the configured backend.",
     "path_not_allowed": "Paths must stay inside the configured project or workspace root.",
     # paging (issue 27, docs/PAGING.md)
@@ -173,6 +177,11 @@ def to_tool_error(exc: BaseException, tool: str) -> ToolError:
         exc = exc.__cause__
     if isinstance(exc, ToolFailure):
         return exc
+    if isinstance(exc, RESOURCE_ERRORS):
+        # Hostile input (a pattern, JSON or SQL nested or repeated past a bound), not a fault of the server.
+        return ToolFailure(
+            "resource_limit", f"tool {tool} stopped: its input exceeded a memory or nesting bound"
+        )
     if isinstance(exc, ArgumentValidationError):
         return ToolFailure("invalid_argument", _describe_validation(exc))
     if isinstance(exc, ToolError) and _is_structured(str(exc)):

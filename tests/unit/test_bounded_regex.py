@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +95,41 @@ def test_syntax_re2_lacks_still_works_on_the_backtracking_engine() -> None:
 def test_invalid_patterns_stay_invalid_regex(pattern: str) -> None:
     (result,) = detect_patterns("ab", [pattern])
     assert result["error"] == "invalid_regex" and result["detail"]
+
+
+def test_a_child_killed_mid_pattern_refuses_that_pattern_and_the_next_ones_still_answer() -> None:
+    """The kernel ends a child that overruns a limit (SIGKILL, SIGXCPU): that pattern is pattern_too_complex,
+    and the patterns after it run in a fresh child."""
+    import os
+    import signal
+    import threading
+
+    from ade_platform.lib.orchestrators import pattern_pool
+
+    detect_patterns("abc", [r"(?<=a)b"])  # a child is started and left idle in the pool
+    pid = pattern_pool._POOL.idle[-1].process.pid  # the child the next call takes
+    found: list[object] = []
+    log = "a" * 5_000 + "\n" + "Database Error in model stg_orders"
+    patterns = [
+        r"((a+)+)\2\1b",
+        r"(?<=in model )\w+",
+    ]  # backtracks for its whole (long) budget, then a benign one
+
+    def cpu_ticks() -> int:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+
+    idle = cpu_ticks()
+    worker = threading.Thread(
+        target=lambda: found.extend(detect_patterns(log, patterns, timeout_seconds=600))
+    )
+    worker.start()
+    # Wait until the child is busy on the first pattern (half a second more CPU), then end it.
+    while cpu_ticks() < idle + os.sysconf("SC_CLK_TCK") // 2:
+        threading.Event().wait(0.05)
+    os.kill(pid, signal.SIGKILL)
+    worker.join()
+    stopped, benign = found
+    assert stopped["error"] == "pattern_too_complex" and "stopped" in stopped["detail"], stopped
+    assert benign["matches"][0]["matched_text"] == "stg_orders", benign
+    assert pid not in [c.process.pid for c in pattern_pool._POOL.idle]

@@ -2,14 +2,17 @@
 
 Patterns come from agents, so one may be hostile: catastrophic backtracking (`(x+x+)+y`), or a program that
 explodes when compiled (`(?:(?:(?:a{1000}){1000}){1000})`: 31 characters, tens of GB in a backtracking engine).
-Both compiling and matching are bounded, and each pattern answers for itself (the others still answer):
+Each check reads the pattern with the parser of the engine that runs it, and each pattern answers for itself
+(the others still answer):
 - a pattern longer than MAX_PATTERN_CHARS is `pattern_too_complex`;
-- RE2 (google-re2) compiles it first: its program is bounded (`max_mem`, and it refuses nested counted
-  repetitions whose product exceeds 1000) and it matches in time linear in the text. A program larger than
-  MAX_PROGRAM_SIZE is `pattern_too_complex`;
-- only syntax RE2 lacks (backreferences, lookaround, the end-of-text escape Z, verbose mode...) falls back to the `regex` engine,
-  and only after static caps measured on Python's own parse of the pattern: the product of nested counted
-  repetitions (MAX_REPEAT_PRODUCT) and the size with every counted repetition expanded (MAX_EXPANDED_SIZE);
+- RE2 (google-re2) compiles it first, in the gateway: its program is bounded (`max_mem`, and it refuses nested
+  counted repetitions whose product exceeds 1000), the size cap is RE2's own program size (MAX_PROGRAM_SIZE
+  instructions), and it matches in time linear in the text;
+- only syntax RE2 lacks (backreferences, lookaround, the end-of-text escape Z, verbose mode, the `regex` module's
+  own syntax...) falls back to the `regex` engine, and only in a bounded child process (pattern_child.py,
+  pattern_pool.py): the static caps are measured there on `regex`'s own parse, and the compile and the whole
+  match run under the child's memory and CPU limits and the gateway's wall-clock deadline; a child that
+  overruns is killed and its pattern is `pattern_too_complex`;
 - matching has a time budget per pattern over the whole log (`regex`'s timeout; for RE2 the budget is checked
   between lines and between windows of a long line), past which the pattern is `pattern_timeout`;
 - a pattern that is not a regex is `invalid_regex`.
@@ -23,20 +26,44 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NotRequired
+from typing import Any, NotRequired, cast
 
 from ade_platform.lib.errors import CodedError
+from ade_platform.lib.orchestrators.pattern_child import MAX_EXPANDED_SIZE, MAX_REPEAT_PRODUCT
+from ade_platform.lib.orchestrators.pattern_listing import (
+    MAX_ANSWER_CHARS,
+    MAX_GROUP_CHARS,
+    MAX_GROUPS_LISTED,
+    MAX_MATCHES_PER_PATTERN,
+    MAX_SNIPPET_CHARS,
+    Budget,
+    chars,
+    listed,
+)
+from ade_platform.lib.orchestrators.pattern_pool import run_in_child
 from ade_platform.lib.shapes import OpenShape
 
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_EXPANDED_SIZE",
+    "MAX_GROUPS_LISTED",
+    "MAX_GROUP_CHARS",
+    "MAX_MATCHES_PER_PATTERN",
+    "MAX_PATTERN_CHARS",
+    "MAX_PROGRAM_SIZE",
+    "MAX_REPEAT_PRODUCT",
+    "MAX_SNIPPET_CHARS",
+    "SIGNATURES",
+    "PatternMatch",
+    "PatternResult",
+    "Signature",
+    "detect_patterns",
+    "detect_signatures",
+    "failure_signature",
+]
+
 DEFAULT_TIMEOUT_SECONDS = 1.0
-MAX_MATCHES_PER_PATTERN = 200
-MAX_SNIPPET_CHARS = 500
-MAX_GROUP_CHARS = 200
-MAX_GROUPS_LISTED = 20
-MAX_ANSWER_CHARS = 250_000  # every listed string of one call together, patterns included
 MAX_PATTERN_CHARS = 1_000
-MAX_REPEAT_PRODUCT = 1_000  # RE2's own limit on nested counted repetitions
-MAX_EXPANDED_SIZE = 20_000
 MAX_PROGRAM_SIZE = 20_000  # RE2 instructions
 RE2_MAX_MEM = 8 << 20
 # RE2 matches in time linear in the text, but the factor grows with the program (when its DFA gives up, the
@@ -70,6 +97,7 @@ class Signature:
     description: str
 
 
+# Common failure signatures, most specific first: the first that matches names a log's failure.
 # Common failure signatures, most specific first: the first that matches names a log's failure.
 SIGNATURES: tuple[Signature, ...] = (
     Signature(
@@ -126,25 +154,17 @@ def detect_patterns(
     A pattern is a Python-style regex; a literal string is a regex that matches itself (an invalid one, such
     as `a(b`, is reported as invalid_regex so the agent can escape it).
     """
-    lines = log_text.splitlines()
-    budget = _Budget(MAX_ANSWER_CHARS)
-    results: list[PatternResult] = []
-    for pattern in patterns:
-        result = _scan(lines, pattern, timeout_seconds, budget)
-        if result is not None:
-            results.append(result)
-    return results
+    found = _scan_each(log_text.splitlines(), patterns, timeout_seconds)
+    return [result for result in found if result is not None]
 
 
 def detect_signatures(
     log_text: str, *, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 ) -> list[PatternResult]:
     """The built-in library of failure signatures applied to a log: each that matched, named and described."""
-    lines = log_text.splitlines()
-    budget = _Budget(MAX_ANSWER_CHARS)
+    found = _scan_each(log_text.splitlines(), [sig.pattern for sig in SIGNATURES], timeout_seconds)
     results: list[PatternResult] = []
-    for sig in SIGNATURES:
-        result = _scan(lines, sig.pattern, timeout_seconds, budget)
+    for sig, result in zip(SIGNATURES, found, strict=True):
         if result is not None and "error" not in result:
             result["signature"] = sig.name
             result["description"] = sig.description
@@ -158,37 +178,48 @@ def failure_signature(log_text: str) -> str | None:
     return found[0]["signature"] if found else None
 
 
-@dataclass
-class _Budget:
-    """Characters the answer may still list (matched text, snippets, groups, echoed patterns)."""
-
-    left: int
-
-    def take(self, chars: int) -> bool:
-        if chars > self.left:
-            self.left = 0
-            return False
-        self.left -= chars
-        return True
-
-
 class PatternRefused(CodedError):
     """A pattern neither engine may run (invalid_regex, pattern_too_complex); reported in the pattern's result."""
 
 
 @dataclass
 class CompiledPattern:
-    """A pattern compiled by one of the two engines: "re2" (linear) or "regex" (backtracking, timed)."""
+    """A pattern RE2 compiled (linear in the text, bounded program)."""
 
-    engine: str
     compiled: Any
     groups: int
     window_bytes: int = field(default=0)
 
 
-def compile_pattern(pattern: str) -> CompiledPattern:
-    """RE2 when it takes the pattern; else the `regex` engine within the static caps. PatternRefused
-    (invalid_regex or pattern_too_complex) otherwise."""
+def _scan_each(lines: list[str], patterns: list[str], timeout_seconds: float) -> list[PatternResult | None]:
+    """Each pattern's result (None: no match), in order. RE2 patterns run here; the others all go to one bounded
+    child with the log, and their answers take their turn at the answer's budget in the patterns' order."""
+    compiled: list[CompiledPattern | PatternRefused | None] = []
+    for pattern in patterns:
+        try:
+            compiled.append(_compile_re2(pattern))
+        except PatternRefused as exc:
+            compiled.append(exc)
+    fallback = [pattern for pattern, c in zip(patterns, compiled, strict=True) if c is None]
+    # The child's own budget is the whole answer's: it lists at least what the answer can take.
+    answers = iter(run_in_child(lines, fallback, timeout_seconds, MAX_ANSWER_CHARS) if fallback else [])
+    budget = Budget(MAX_ANSWER_CHARS)
+    results: list[PatternResult | None] = []
+    for pattern, c in zip(patterns, compiled, strict=True):
+        shown = pattern[:MAX_PATTERN_CHARS]
+        budget.take(len(shown))
+        if isinstance(c, PatternRefused):
+            results.append({"pattern": shown, "match_count": 0, "error": c.code, "detail": c.detail})
+        elif c is None:
+            results.append(_from_child(shown, next(answers), budget))
+        else:
+            results.append(_scan(lines, shown, c, timeout_seconds, budget))
+    return results
+
+
+def _compile_re2(pattern: str) -> CompiledPattern | None:
+    """RE2's compiled pattern, None when RE2 lacks its syntax (it then runs in the bounded child), or
+    PatternRefused (pattern_too_complex) when it is too long or RE2's program would be too large."""
     import re2
 
     if len(pattern) > MAX_PATTERN_CHARS:
@@ -210,110 +241,61 @@ def compile_pattern(pattern: str) -> CompiledPattern:
             raise PatternRefused(
                 "pattern_too_complex", f"the pattern's compiled program would be too large ({message[:120]})"
             ) from None
-        return _compile_backtracking(pattern)  # syntax RE2 lacks
+        return None  # syntax RE2 lacks
+    except (MemoryError, RecursionError, OverflowError):
+        raise PatternRefused(
+            "pattern_too_complex", "the pattern's compiled program would be too large"
+        ) from None
     finally:
         re2.purge()  # the module caches compiled programs (up to max_mem each): keep none of an agent's
+    # The cap is RE2's own measure of what it built, so the check and the engine read the same parse.
     if compiled.programsize > MAX_PROGRAM_SIZE:
         raise PatternRefused(
             "pattern_too_complex",
             f"the pattern compiles to {compiled.programsize} instructions (at most {MAX_PROGRAM_SIZE})",
         )
     window = max(256, WORK_PER_WINDOW // max(1, compiled.programsize))
-    return CompiledPattern("re2", compiled, compiled.groups, window)
+    return CompiledPattern(compiled, compiled.groups, window)
 
 
-def _compile_backtracking(pattern: str) -> CompiledPattern:
-    import regex
-
-    size, product = _static_size(pattern)
-    if product > MAX_REPEAT_PRODUCT or size > MAX_EXPANDED_SIZE:
-        raise PatternRefused(
-            "pattern_too_complex",
-            f"nested counted repetitions multiply to {product} (at most {MAX_REPEAT_PRODUCT}) and the expanded "
-            f"pattern has {size} parts (at most {MAX_EXPANDED_SIZE})",
-        )
-    try:
-        compiled = regex.compile(pattern, flags=regex.VERSION0)
-    except (regex.error, OverflowError, RecursionError, ValueError) as exc:
-        raise PatternRefused("invalid_regex", str(exc)[:200]) from None
-    return CompiledPattern("regex", compiled, compiled.groups)
-
-
-def _static_size(pattern: str) -> tuple[int, int]:
-    """(size with every counted repetition expanded, largest product of nested counted repetitions), measured on
-    Python's parse of the pattern; raises PatternRefused when Python does not parse it."""
-    import re
-    from re import _parser  # type: ignore[attr-defined]
-
-    try:
-        parsed = _parser.parse(pattern)
-    except re.error as exc:
-        raise PatternRefused("invalid_regex", str(exc)[:200]) from None
-    except (RecursionError, OverflowError):
-        raise PatternRefused("pattern_too_complex", "the pattern nests too deeply") from None
-    return _measure(parsed, 0)
+def _from_child(shown: str, answer: dict[str, Any], budget: Budget) -> PatternResult | None:
+    """The bounded child's answer for one pattern, its matches listed as far as the answer's budget goes."""
+    count = int(answer.get("match_count", 0))
+    if "error" in answer:
+        return {"pattern": shown, "match_count": count, "error": answer["error"], "detail": answer["detail"]}
+    if count == 0:
+        return None
+    matches: list[PatternMatch] = []
+    truncated = bool(answer.get("truncated"))
+    for match in answer.get("matches", []):
+        if not budget.take(chars(match)):
+            truncated = True
+            continue
+        matches.append(cast(PatternMatch, match))
+    result: PatternResult = {"pattern": shown, "match_count": count, "matches": matches}
+    if truncated or count > len(matches):
+        result["truncated"] = True
+    return result
 
 
-def _measure(items: Any, depth: int) -> tuple[int, int]:
-    from re import _constants as c  # type: ignore[attr-defined]
-
-    if depth > 200:
-        raise PatternRefused("pattern_too_complex", "the pattern nests too deeply")
-    size, product = 0, 1
-    for op, av in items:
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            low, high, sub = av
-            count = max(1, low if high == c.MAXREPEAT else high)  # unbounded: its minimum copies, then a loop
-            inner, nested = _measure(sub, depth + 1)
-            size += count * inner
-            product = max(product, count * nested)
-        elif op == c.SUBPATTERN:
-            inner, nested = _measure(av[3], depth + 1)
-            size, product = size + inner, max(product, nested)
-        elif op in (c.ASSERT, c.ASSERT_NOT):
-            inner, nested = _measure(av[1], depth + 1)
-            size, product = size + inner, max(product, nested)
-        elif op == c.ATOMIC_GROUP:
-            inner, nested = _measure(av, depth + 1)
-            size, product = size + inner, max(product, nested)
-        elif op == c.BRANCH:
-            for alternative in av[1]:
-                inner, nested = _measure(alternative, depth + 1)
-                size, product = size + inner, max(product, nested)
-        elif op == c.GROUPREF_EXISTS:
-            for alternative in av[1:]:
-                if alternative is not None:
-                    inner, nested = _measure(alternative, depth + 1)
-                    size, product = size + inner, max(product, nested)
-        elif op == c.IN:
-            size += len(av)
-        else:
-            size += 1
-    return size, product
-
-
-def _scan(lines: list[str], pattern: str, timeout_seconds: float, budget: _Budget) -> PatternResult | None:
-    shown = pattern[:MAX_PATTERN_CHARS]
-    budget.take(len(shown))
-    try:
-        compiled = compile_pattern(pattern)
-    except PatternRefused as exc:
-        return {"pattern": shown, "match_count": 0, "error": exc.code, "detail": exc.detail}
+def _scan(
+    lines: list[str], shown: str, compiled: CompiledPattern, timeout_seconds: float, budget: Budget
+) -> PatternResult | None:
     matches: list[PatternMatch] = []
     count = 0
     truncated = False
     deadline = time.monotonic() + timeout_seconds  # one budget per pattern, over the whole log
     try:
-        for number, line, start, end, found in _matches(compiled, lines, deadline):
+        for number, line, start, found in _matches(compiled, lines, deadline):
             count += 1
             if truncated or len(matches) >= MAX_MATCHES_PER_PATTERN:
                 truncated = True
                 continue
-            match = _listed(compiled, number, line, start, end, found)
-            if not budget.take(_chars(match)):
+            match = _listed(compiled, number, line, start, found)
+            if not budget.take(chars(match)):
                 truncated = True
                 continue
-            matches.append(match)
+            matches.append(cast(PatternMatch, match))
     except TimeoutError:
         return {
             "pattern": shown,
@@ -331,20 +313,15 @@ def _scan(lines: list[str], pattern: str, timeout_seconds: float, budget: _Budge
 
 def _matches(
     compiled: CompiledPattern, lines: list[str], deadline: float
-) -> Iterator[tuple[int, str, int, int, Any]]:
-    """(line number, line, match start, match end, match) of every match, in order; TimeoutError past the
-    deadline. RE2 matches on the line's UTF-8 bytes (offsets are byte offsets into `line.encode()`)."""
+) -> Iterator[tuple[int, str, int, Any]]:
+    """(line number, line, match start, match) of every match, in order; TimeoutError past the deadline.
+    RE2 matches on the line's UTF-8 bytes (offsets are byte offsets into `line.encode()`)."""
     for number, line in enumerate(lines, start=1):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if deadline - time.monotonic() <= 0:
             raise TimeoutError
-        if compiled.engine == "regex":
-            for found in compiled.compiled.finditer(line, timeout=remaining):
-                yield number, line, found.start(), found.end(), found
-            continue
         data = line.encode()
         for found in _windowed(compiled, data, deadline):
-            yield number, line, found.start(), found.end(), found
+            yield number, line, found.start(), found
 
 
 def _windowed(compiled: CompiledPattern, data: bytes, deadline: float) -> Iterator[Any]:
@@ -377,42 +354,12 @@ def _char_start(data: bytes, position: int) -> int:
     return position
 
 
-def _listed(
-    compiled: CompiledPattern, number: int, line: str, start: int, end: int, found: Any
-) -> PatternMatch:
-    if compiled.engine == "re2":
-        data = line.encode()
-        text = _text(found.group(0))
-        column = len(data[:start].decode("utf-8", "replace"))
-        groups = [_text(g) for g in found.groups()[:MAX_GROUPS_LISTED]]
-    else:
-        text = found.group(0)
-        column = start
-        groups = list(found.groups()[:MAX_GROUPS_LISTED])
-    match: PatternMatch = {
-        "line_number": number,
-        "matched_text": text[:MAX_SNIPPET_CHARS],
-        "line_snippet": _snippet(line, column),
-    }
-    if compiled.groups:
-        match["capture_groups"] = [g[:MAX_GROUP_CHARS] if g is not None else None for g in groups]
-    return match
+def _listed(compiled: CompiledPattern, number: int, line: str, start: int, found: Any) -> dict[str, Any]:
+    data = line.encode()
+    column = len(data[:start].decode("utf-8", "replace"))
+    groups = [_text(g) for g in found.groups()] if compiled.groups else None
+    return listed(number, line, column, _text(found.group(0)), groups)
 
 
 def _text(value: Any) -> Any:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-
-
-def _snippet(line: str, column: int) -> str:
-    """The line, or a window of it around the match when it is longer than MAX_SNIPPET_CHARS."""
-    if len(line) <= MAX_SNIPPET_CHARS:
-        return line
-    start = max(0, min(column - MAX_SNIPPET_CHARS // 5, len(line) - MAX_SNIPPET_CHARS))
-    return line[start : start + MAX_SNIPPET_CHARS]
-
-
-def _chars(match: PatternMatch) -> int:
-    groups = match.get("capture_groups") or []
-    return (
-        80 + len(match["matched_text"]) + len(match["line_snippet"]) + sum(len(g or "") + 8 for g in groups)
-    )
