@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from sqlglot.tokens import Token, TokenType
 
 from ade_platform.lib.guard import _bodies as bd
+from ade_platform.lib.guard import _tokens as tk
 from ade_platform.lib.guard._bodies import Piece
-from ade_platform.lib.guard._catalog import METADATA_FUNCTIONS
+from ade_platform.lib.guard._catalog import METADATA_FUNCTIONS, READ_VERBS, WRITE_WORDS
 from ade_platform.lib.guard._refs import ObjectRef
 from ade_platform.lib.guard._verdict import Verdict
 from ade_platform.lib.guard.policy import GuardPolicy
@@ -67,18 +68,58 @@ ALLOWED_KINDS: dict[str, str] = {
 }
 # Named in refusals (anything else not allowed is refused too, by its first word).
 REFUSED_KINDS = frozenset(
-    kind.strip()
-    for kind in """
-    INTEGRATION|STORAGE INTEGRATION|API INTEGRATION|NOTIFICATION INTEGRATION|SECURITY INTEGRATION|
-    EXTERNAL ACCESS INTEGRATION|CATALOG INTEGRATION|USER|ROLE|DATABASE ROLE|APPLICATION ROLE|SHARE|
-    NETWORK POLICY|NETWORK RULE|SECRET|MASKING POLICY|ROW ACCESS POLICY|AGGREGATION POLICY|PROJECTION POLICY|
-    JOIN POLICY|PASSWORD POLICY|SESSION POLICY|AUTHENTICATION POLICY|PACKAGES POLICY|ACCOUNT|WAREHOUSE|
-    RESOURCE MONITOR|EXTERNAL FUNCTION|SECURE EXTERNAL FUNCTION|PIPE|EXTERNAL VOLUME|CONNECTION|
-    REPLICATION GROUP|FAILOVER GROUP|EXTERNAL TABLE|ICEBERG TABLE|EVENT TABLE|APPLICATION|APPLICATION PACKAGE|
-    STREAMLIT|NOTEBOOK|COMPUTE POOL|SERVICE|IMAGE REPOSITORY|GIT REPOSITORY|MODEL|SNAPSHOT|DATA METRIC FUNCTION
-    """.split("|")
+    {
+        "INTEGRATION",
+        "STORAGE INTEGRATION",
+        "API INTEGRATION",
+        "NOTIFICATION INTEGRATION",
+        "SECURITY INTEGRATION",
+        "EXTERNAL ACCESS INTEGRATION",
+        "CATALOG INTEGRATION",
+        "USER",
+        "ROLE",
+        "DATABASE ROLE",
+        "APPLICATION ROLE",
+        "SHARE",
+        "NETWORK POLICY",
+        "NETWORK RULE",
+        "SECRET",
+        "MASKING POLICY",
+        "ROW ACCESS POLICY",
+        "AGGREGATION POLICY",
+        "PROJECTION POLICY",
+        "JOIN POLICY",
+        "PASSWORD POLICY",
+        "SESSION POLICY",
+        "AUTHENTICATION POLICY",
+        "PACKAGES POLICY",
+        "ACCOUNT",
+        "WAREHOUSE",
+        "RESOURCE MONITOR",
+        "EXTERNAL FUNCTION",
+        "SECURE EXTERNAL FUNCTION",
+        "PIPE",
+        "EXTERNAL VOLUME",
+        "CONNECTION",
+        "REPLICATION GROUP",
+        "FAILOVER GROUP",
+        "EXTERNAL TABLE",
+        "ICEBERG TABLE",
+        "EVENT TABLE",
+        "APPLICATION",
+        "APPLICATION PACKAGE",
+        "STREAMLIT",
+        "NOTEBOOK",
+        "COMPUTE POOL",
+        "SERVICE",
+        "IMAGE REPOSITORY",
+        "GIT REPOSITORY",
+        "MODEL",
+        "SNAPSHOT",
+        "DATA METRIC FUNCTION",
+    }
 )
-_LONGEST_KIND = max(len(k.split()) for k in ALLOWED_KINDS)
+_LONGEST_KIND = max(len(k.split()) for k in (*ALLOWED_KINDS, *REFUSED_KINDS))
 _SKIPPED = frozenset(
     {"OR", "REPLACE", "IF", "NOT", "EXISTS", "TEMP", "TEMPORARY", "VOLATILE", "LOCAL", "GLOBAL"}
 )
@@ -111,6 +152,8 @@ _FORBIDDEN_IN_UNPARSED = frozenset(
 )
 # ALTER ... {SET|UNSET|ADD|DROP} <these> POLICY: attaching or removing a governance policy.
 _POLICY_KINDS = frozenset({"MASKING", "ACCESS", "AGGREGATION", "PROJECTION", "JOIN", "LIFECYCLE", "PRIVACY"})
+# First words that make a text a statement rather than an expression.
+STATEMENT_WORDS = frozenset(WRITE_WORDS | READ_VERBS | {"EXEC", "EXECUTE", "CALL", "GRANT", "REVOKE"}) - {"("}
 MAX_BODY_DEPTH = 4
 _DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("ade_guard_body_depth", default=0)
 
@@ -132,9 +175,13 @@ def review(toks: list[Token], sql: str, policy: GuardPolicy, classify_text: Text
     if verb in ("GRANT", "REVOKE"):
         out.reasons.append(f"ddl_refused:{verb}")  # privileges are the operator's, not the agent's
         return out
-    if verb in ("EXECUTE", "EXEC") and len(words) > 1 and words[1] in ("TASK", "ALERT"):
-        _task_run(out, f"EXECUTE_{words[1]}", policy)
-        return out
+    if verb in ("EXECUTE", "EXEC"):
+        # sqlglot keeps the rest of EXECUTE ... as one string token: read it as the words it is.
+        words = [bd.word(t) for t in tk.expand_commands(toks)]
+        if len(words) > 1 and words[1] in ("TASK", "ALERT"):
+            _task_run(out, f"EXECUTE_{words[1]}", policy)
+            return out
+        return None
     if verb not in DDL_VERBS:
         return None
     if verb == "ALTER" and len(words) > 1 and words[1] == "SESSION":
@@ -159,13 +206,10 @@ def _kind(words: list[str]) -> tuple[str, int]:
         i += 1
     if words[:1] == ["CREATE"] and words[i : i + 1] == ["ALTER"]:
         i += 1  # CREATE OR ALTER
+    # The longest phrase wins (DATABASE ROLE is not DATABASE); a refused one names what was refused.
     for n in range(_LONGEST_KIND, 0, -1):
         phrase = " ".join(words[i : i + n])
-        if phrase in ALLOWED_KINDS:
-            return phrase, i + n
-    for n in range(4, 0, -1):  # not allowed: name what was written, so the refusal says what it refused
-        phrase = " ".join(words[i : i + n])
-        if phrase in REFUSED_KINDS:
+        if phrase in ALLOWED_KINDS or phrase in REFUSED_KINDS:
             return phrase, i + n
     return (words[i] if i < len(words) else ""), i + 1
 
@@ -254,9 +298,7 @@ def _bodies(
             return
         body = bd.span(sql, toks, header_end + 1)
         if kind == "FUNCTION":
-            first = (bd.tokenize_words(body) or [""])[0]
-            role = "statement" if first in ("SELECT", "WITH", "(") else "expression"
-            pieces.append(Piece(role, body))
+            pieces.append(Piece("expression", body))  # _judge reads a body that is a statement as one
         else:
             script = bd.split_script(body)
             pieces, refused = script.pieces, script.refused
@@ -347,11 +389,15 @@ def _judge(out: Review, piece: Piece, policy: GuardPolicy, classify_text: TextCl
     text = piece.text.strip().rstrip(";")
     if not text:
         return
-    sql = f"SELECT {text}" if piece.role == "expression" else text
-    words = bd.tokenize_words(sql)
-    if words is None:
+    first = bd.tokenize_words(text)
+    if first is None:
         out.reasons.append("body_refused:tokenize_error")
         return
+    # An expression is judged as `SELECT <expression>`, unless it is written as a statement (a function whose
+    # body is `COPY INTO ...`): then it is judged as the statement it is.
+    as_statement = piece.role != "expression" or (first[:1] and first[0] in STATEMENT_WORDS)
+    sql = text if as_statement else f"SELECT {text}"
+    words = first if as_statement else ["SELECT", *first]
     verb = words[0] if words else ""
     verdict = classify_text(sql, policy)
     out.refs.extend(verdict.refs)
