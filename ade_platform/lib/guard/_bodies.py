@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlglot.parser import Parser
 from sqlglot.tokens import Token, TokenType
 
 from ade_platform.lib.guard import _tokens as tk
@@ -21,6 +22,16 @@ _STRINGS = frozenset({TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_
 _NAME_ONLY_UNITS = frozenset({"FETCH", "CLOSE", "BREAK", "CONTINUE", "LEAVE", "ITERATE", "RAISE", "NULL"})
 _NAME_ONLY_WORDS = frozenset(
     {"INTO", "FETCH", "CLOSE", "BREAK", "CONTINUE", "LEAVE", "ITERATE", "RAISE", "NULL"}
+)
+_TYPE_LIKE = frozenset(
+    {
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.NUMBER,
+        TokenType.L_PAREN,
+        TokenType.R_PAREN,
+        TokenType.COMMA,
+    }
 )
 _END_WORDS = frozenset({"IF", "FOR", "WHILE", "LOOP", "CASE", "REPEAT"})
 
@@ -217,6 +228,9 @@ def _declaration(text: str, unit: list[Token], p: int, script: Script) -> None:
         if words[i] == "DEFAULT" or tok.token_type == TokenType.COLON_EQ:
             script.pieces.append(Piece("expression", span(text, unit, i + 1)))
             return
+    # `name type`: anything else in a declaration is not one, and would go unchecked as one.
+    if not all(t.token_type in _TYPE_LIKE or t.token_type in Parser.TYPE_TOKENS for t in unit[p:]):
+        script.refused.append("body_refused:construct:DECLARE")
 
 
 def _return(text: str, unit: list[Token], p: int, script: Script) -> None:
