@@ -22,6 +22,17 @@ class GuardDecision:
     include_names: bool = True
 
 
+_DISTRUSTED_TEXT = (
+    "ambiguous_comment",
+    "semicolon_in_text",
+    "statement_split_mismatch",
+    "tokenize_error",
+    "too_long",
+    "too_complex",
+    "pipe_operator",
+)
+
+
 def _has(c: Classification, code: str) -> bool:
     return any(r == code or r.startswith(code + ":") for r in c.reasons)
 
@@ -61,6 +72,14 @@ def decide(c: Classification, tool: Tool) -> GuardDecision:
     if tool == "execute_ddl":
         if c.classification != "WRITE":
             return GuardDecision(False, "NOT_DDL", f"statement is {c.classification}; use execute_sql")
+        if any(_has(c, code) for code in _DISTRUSTED_TEXT):
+            # The check could not be sure it read the statement Snowflake will run (a nested /*, a ';' the
+            # splitters disagree on, text too long or deep to analyse): a write is not run on a guess.
+            return GuardDecision(
+                False,
+                "WRITE_REFUSED",
+                "the statement's text could not be analysed with certainty; simplify it",
+            )
         if _has(c, "ddl_refused"):
             # The allow-list of kinds (lib/guard/_ddl.py): integrations, users, roles, grants, shares, policies...
             what = ", ".join(r.split(":", 1)[1] for r in c.reasons if r.startswith("ddl_refused:"))
