@@ -106,6 +106,11 @@ ERROR_CODES: dict[str, str] = {
     "QUERY_TIMEOUT": "Narrow the statement or raise snowflake.timeout_seconds.",
     "SNOWFLAKE_NOT_CONFIGURED": "Add a snowflake: section (snow connection name) to ade.yaml.",
     "SESSION_STATE_REFUSED": "Each call stands alone: no earlier result, session variable or temporary object.",
+    "DDL_KIND_REFUSED": "execute_ddl creates, alters and drops tables, views, schemas, databases, sequences, file "
+    "formats, tags, streams, internal stages and checked SQL tasks, alerts, procedures and functions; "
+    "integrations, users, roles, grants, shares, policies and task resumes are the operator's.",
+    "DDL_BODY_REFUSED": "Bodies of tasks, alerts, procedures and functions are checked as statements: LANGUAGE SQL "
+    "only, no EXECUTE IMMEDIATE, CALL, EXECUTE TASK, unloads or session state inside.",
     # snowfakery
     "recipe_invalid": "Fix the recipe; errors carry file and line.",
     "run_timeout": "Lower reps/target_number or raise the run timeout.",

@@ -69,6 +69,13 @@ class SnowflakeGuardrailSettings(_Model):
         False,
         description="Let execute_ddl run CREATE VIEW/TABLE ... AS SELECT (a view can encode a predicate).",
     )
+    allow_task_execution: bool = _spec_key(
+        "allow_task_execution",
+        "allowTaskExecution",
+        False,
+        description="Let execute_ddl run ALTER TASK|ALERT ... RESUME and EXECUTE TASK|ALERT (a task's body may "
+        "predate the guard's body checks, or belong to someone else).",
+    )
 
     @classmethod
     def _variant(cls, value: Any) -> Any:

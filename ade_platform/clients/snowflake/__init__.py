@@ -70,6 +70,7 @@ def policy_from_settings(section: Any) -> GuardPolicy:
         allow_filtered_counts=guard.allow_filtered_counts,
         max_scalar_rows=guard.max_scalar_rows,
         allowed_table_functions=frozenset(guard.allowed_table_functions),
+        allow_task_execution=guard.allow_task_execution,
     )
 
 

@@ -103,6 +103,7 @@ INFORMATION_SCHEMA_TABLE_FUNCTIONS: dict[str, tuple[int, int | str] | None] = {
     "TAG_REFERENCES": (0, 1),
     "TAG_REFERENCES_ALL_COLUMNS": (0, 1),
     "POLICY_REFERENCES": None,
+    "TASK_DEPENDENTS": (0, "TASK"),  # a task tree's definitions, as SHOW TASKS / GET_DDL give them
     "WAREHOUSE_METERING_HISTORY": None,
     "DATABASE_STORAGE_USAGE_HISTORY": None,
     "STAGE_STORAGE_USAGE_HISTORY": None,

@@ -71,11 +71,21 @@ def metadata_from_tokens(toks: list[Token]) -> Verdict | None:
     verb = tk.first_word(toks)
     if verb not in {"SHOW", "DESC", "DESCRIBE"} or len(toks) < 2:
         return None
-    if any(t.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.DARROW) for t in toks):
+    if _has_query(toks):
         return None
     verdict = _metadata_command(exp.Command(this=verb), verb, toks, _token_refs(toks))
     verdict.reasons.append("parsed_from_tokens")
     return verdict
+
+
+def _has_query(toks: list[Token]) -> bool:
+    """A query or a pipe inside a SHOW/DESCRIBE; `SHOW ... STARTS WITH 'x'` is a name filter, not a CTE."""
+    for i, t in enumerate(toks):
+        if t.token_type in (TokenType.SELECT, TokenType.DARROW):
+            return True
+        if t.token_type == TokenType.WITH and not (i and toks[i - 1].text.upper() == "STARTS"):
+            return True
+    return False
 
 
 def _token_refs(toks: list[Token]) -> list[ObjectRef]:
@@ -172,7 +182,7 @@ def analyse(
 
 
 def _metadata_command(tree: exp.Expression, verb: str, toks: list[Token], refs: list[ObjectRef]) -> Verdict:
-    if any(t.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.DARROW) for t in toks):
+    if _has_query(toks):
         return Verdict("DATA", ["metadata_command_with_query"], refs, False, False, verb)
     listing = None
     if verb == "SHOW":

@@ -21,6 +21,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token
 
+from ade_platform.lib.guard import _ddl
 from ade_platform.lib.guard import _tokens as tk
 from ade_platform.lib.guard._exclude import check_exclusions
 from ade_platform.lib.guard._reasons import REASON_TEXT
@@ -132,9 +133,30 @@ def _classify(sql: str, policy: GuardPolicy) -> Verdict:
     tokens = tk.tokenize(sql)
     if tokens is None:
         return session_checked(unanalysable(sql, None, "tokenize_error"), tk.session_reach_in_text(sql))
-    verdict = _classify_tokens(sql, tokens, policy)
+    verdict = _reviewed(sql, tokens, policy, _classify_tokens(sql, tokens, policy))
     session = tk.session_reach(tokens, code_strings=verdict.cls == "WRITE") + tk.session_objects(tokens)
     return session_checked(verdict, session)
+
+
+def _reviewed(sql: str, tokens: list[Token], policy: GuardPolicy, verdict: Verdict) -> Verdict:
+    """Every DDL statement of the text against the allow-list of kinds, and its bodies as statements
+    (`_ddl.py`), whether or not sqlglot could parse it: the objects the bodies name join the verdict's."""
+    reviews = [
+        r
+        for toks in tk.split_statements(tokens)
+        if (r := _ddl.review(toks, sql, policy, _classify)) is not None
+    ]
+    if not reviews:
+        return verdict
+    reasons = list(verdict.reasons)
+    refs = list(verdict.refs)
+    for r in reviews:
+        if r.task_run:  # EXECUTE TASK allowed by the policy: the body it runs is the operator's to vouch for
+            reasons = [x for x in reasons if not x.startswith("opaque_code:EXEC")]
+        reasons += r.reasons + (["write_embeds_query"] if r.embeds_query else [])
+        refs += [x for x in r.refs if all((x.text, x.kind) != (y.text, y.kind) for y in refs)]
+    opaque = verdict.opaque_source or any(r.opaque_source for r in reviews)
+    return Verdict("WRITE", dedupe(reasons), refs, False, False, verdict.verb, opaque, verdict.listing_kinds)
 
 
 def _classify_tokens(sql: str, tokens: list[Token], policy: GuardPolicy) -> Verdict:

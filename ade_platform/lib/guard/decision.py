@@ -13,12 +13,24 @@ Tool = Literal["execute_sql", "execute_scalar", "execute_ddl"]
 @dataclass(frozen=True)
 class GuardDecision:
     allowed: bool
-    # SESSION_STATE_REFUSED, EXCLUDED_OBJECT, WRITE_REFUSED, MULTI_STATEMENT, NOT_SCALAR, NOT_DDL
+    # SESSION_STATE_REFUSED, EXCLUDED_OBJECT, WRITE_REFUSED, MULTI_STATEMENT, NOT_SCALAR, NOT_DDL,
+    # DDL_KIND_REFUSED, DDL_BODY_REFUSED
     error: str | None = None
     message: str = ""
     redact: bool = False  # DATA: pass the result through redact_result
     include_stats: bool = False
     include_names: bool = True
+
+
+_DISTRUSTED_TEXT = (
+    "ambiguous_comment",
+    "semicolon_in_text",
+    "statement_split_mismatch",
+    "tokenize_error",
+    "too_long",
+    "too_complex",
+    "pipe_operator",
+)
 
 
 def _has(c: Classification, code: str) -> bool:
@@ -60,6 +72,33 @@ def decide(c: Classification, tool: Tool) -> GuardDecision:
     if tool == "execute_ddl":
         if c.classification != "WRITE":
             return GuardDecision(False, "NOT_DDL", f"statement is {c.classification}; use execute_sql")
+        if any(_has(c, code) for code in _DISTRUSTED_TEXT):
+            # The check could not be sure it read the statement Snowflake will run (a nested /*, a ';' the
+            # splitters disagree on, text too long or deep to analyse): a write is not run on a guess.
+            return GuardDecision(
+                False,
+                "WRITE_REFUSED",
+                "the statement's text could not be analysed with certainty; simplify it",
+            )
+        if _has(c, "ddl_refused"):
+            # The allow-list of kinds (lib/guard/_ddl.py): integrations, users, roles, grants, shares, policies...
+            what = ", ".join(r.split(":", 1)[1] for r in c.reasons if r.startswith("ddl_refused:"))
+            return GuardDecision(
+                False, "DDL_KIND_REFUSED", f"execute_ddl does not create, alter or run this: {what}"
+            )
+        if _has(c, "body_refused"):
+            what = ", ".join(r.split(":", 1)[1] for r in c.reasons if r.startswith("body_refused:"))
+            return GuardDecision(
+                False,
+                "DDL_BODY_REFUSED",
+                f"the body of this task, alert, procedure or function would run what execute_ddl refuses: {what}",
+            )
+        if _has(c, "side_effect_function") or _has(c, "unknown_table_function"):
+            # A SYSTEM$ function that acts (SYSTEM$TASK_DEPENDENTS_ENABLE, SYSTEM$SEND_EMAIL) or a table
+            # function that may be a procedure runs when the DDL's query runs.
+            return GuardDecision(
+                False, "WRITE_REFUSED", "the statement calls a function that acts or may be a procedure"
+            )
         if _has(c, "opaque_code") or _has(c, "data_egress"):
             # CALL / EXECUTE IMMEDIATE hide what they touch; COPY INTO a stage or GET moves rows out.
             return GuardDecision(

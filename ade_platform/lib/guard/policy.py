@@ -112,6 +112,9 @@ class GuardPolicy:
     # stored procedure with side effects (Snowflake allows SELECT ... FROM TABLE(proc())).
     allowed_table_functions: frozenset[str] = frozenset()
     max_sql_length: int = 100_000
+    # ALTER TASK|ALERT ... RESUME and EXECUTE TASK|ALERT run a body this check may never have seen (another
+    # user's task, or one created before bodies were checked): refused unless an operator turns this on.
+    allow_task_execution: bool = False
     _compiled: tuple[tuple[str, tuple[re.Pattern[str], ...], re.Pattern[str]], ...] = field(
         default=(), init=False, repr=False, compare=False
     )

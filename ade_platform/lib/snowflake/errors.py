@@ -21,6 +21,8 @@ E_CODES: dict[str, str] = {
     "QUERY_TIMEOUT": "E1011",
     "SNOWFLAKE_NOT_CONFIGURED": "E1012",
     "SESSION_STATE_REFUSED": "E1013",
+    "DDL_KIND_REFUSED": "E1014",
+    "DDL_BODY_REFUSED": "E1015",
 }
 # Failures after which a multi-call collection (discovery, sync) stops instead of skipping the one object.
 FATAL_CODES = frozenset({"AUTH_FAILED", "CLI_NOT_FOUND", "QUERY_TIMEOUT"})

@@ -62,6 +62,8 @@ _REFUSAL_CODES = {
     "MULTI_STATEMENT": "MULTI_STATEMENT",
     "NOT_SCALAR": "QUERY_CLASSIFIED",
     "NOT_DDL": "NOT_DDL",
+    "DDL_KIND_REFUSED": "DDL_KIND_REFUSED",
+    "DDL_BODY_REFUSED": "DDL_BODY_REFUSED",
 }
 _SF_CODE = re.compile(r"\b(\d{6})\s*\(")
 _RUNTIME = re.compile(
@@ -207,11 +209,15 @@ class Proxy:
         return _spec_fields({**head, **self._scalar(sql, cap)})
 
     def check_ddl(self, ddl: str) -> Classification:
-        """execute_ddl accepts CREATE/ALTER/DROP/UNDROP/COMMENT only, nothing excluded, no opaque code."""
+        """execute_ddl accepts CREATE/ALTER/DROP/UNDROP/COMMENT of the allowed kinds only (bodies checked as
+        statements), nothing excluded, no opaque code."""
         c = self.classify(ddl)
         if (refused := refusal(c, "execute_ddl")) is not None:
             raise refused
-        if c.statement not in DDL_VERBS or any(r.startswith("session_state") for r in c.reasons):
+        # EXECUTE TASK|ALERT reaches here only when the policy allows running tasks (`task_run:` reason).
+        runs_task = c.statement == "EXECUTE" and any(r.startswith("task_run:") for r in c.reasons)
+        not_ddl = c.statement not in DDL_VERBS and not runs_task
+        if not_ddl or any(r.startswith("session_state") for r in c.reasons):
             raise SnowflakeError(
                 "NOT_DDL", f"{c.statement or 'statement'} is not DDL", classification=c.classification
             )

@@ -303,9 +303,13 @@ class SnowflakeTools:
         cause: Cause = None,
     ) -> DdlResult:
         """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
-        returned. Refused: excluded objects, DML, procedures/scripts, unloads, temporary objects and anything
-        reading an earlier result (SESSION_STATE_REFUSED), and (unless guardrail.allowDdlWithQueries)
-        CREATE ... AS SELECT."""
+        returned. Kinds are an allow-list (tables, views, schemas, databases, sequences, file formats, tags,
+        streams, internal stages; tasks, alerts, procedures and SQL functions whose bodies are checked as
+        statements): integrations, users, roles, grants, shares, policies, stages with URLs and task resumes are
+        DDL_KIND_REFUSED; bodies running EXECUTE IMMEDIATE, CALL, EXECUTE TASK or unloads, or in another language,
+        are DDL_BODY_REFUSED. Refused too: excluded objects, DML, procedures/scripts, unloads, temporary objects
+        and anything reading an earlier result (SESSION_STATE_REFUSED), and (unless
+        guardrail.allowDdlWithQueries) CREATE ... AS SELECT."""
         return self.rt.execute_ddl(ddl, connection, cause)
 
 
