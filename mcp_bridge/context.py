@@ -211,6 +211,10 @@ class BridgeContext:
         limit = self.settings.mcp.max_staleness_seconds
         if stale_reason is None and limit is not None and stamp["age_seconds"] > limit:
             stale_reason = f"older than mcp.max_staleness_seconds ({limit} s)"
+        # a corrupt latest snapshot: the answer comes from the previous good version, and says so first
+        fallback = getattr(snapshot, "fallback_reason", None)
+        if fallback:
+            stale_reason = f"{fallback}; {stale_reason}" if stale_reason else fallback
         stamp["stale"] = stale_reason is not None
         stamp["stale_reason"] = stale_reason
         return {**body, "provenance": stamp}
