@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 
+from ade_platform.store.heal import remove_leftovers
 from ade_platform.store.layout import DATA_FILE, POINTER_FILE, PROVENANCE_FILE, VERSIONS_DIR
 from ade_platform.store.location import StoreLocation, open_root
 from ade_platform.store.model import Provenance, StoreError, utc_now_iso
-from ade_platform.store.heal import remove_leftovers
 from ade_platform.store.paths import StoreRoot
 
 _ASSET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
