@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ade_platform.store.layout import PROVENANCE_FILE
 
+WRITER_FILE = ".writer"  # fsspec roots: who writes a version ("<host>:<pid>"), written first
+
 if TYPE_CHECKING:
     from upath import UPath
 
@@ -146,7 +148,10 @@ class LocalRoot(_PathRoot):
         parts = rel.rsplit("/", 1)[-1].split(".")
         if len(parts) >= 6 and parts[-1] == "tmp" and parts[-3].isdigit():
             return f"{parts[-4]}:{parts[-3]}"
-        return None
+        try:  # a version folder an fsspec writer (file://) wrote in place names its writer inside
+            return (self.path / rel / WRITER_FILE).read_text() or None
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def mtime(self, rel: str) -> float | None:
         try:
@@ -182,9 +187,25 @@ class RemoteRoot(_PathRoot):
         (self.path / rel).write_bytes(data)
 
     def write_dir_atomic(self, rel: str, files: dict[str, bytes]) -> None:
-        # Object stores have no directories to rename; the version is invisible until the pointer names it.
-        for name, data in files.items():
-            (self.path / rel / name).write_bytes(data)
+        # Object stores have no directories to rename: the writer is named first (so the next writer can tell a
+        # dead one's leftovers from a publication in flight), provenance.json, the commit marker, last.
+        with contextlib.suppress(OSError, NotImplementedError):  # a local fsspec root needs its folders
+            (self.path / rel).mkdir(parents=True, exist_ok=True)
+        (self.path / rel / WRITER_FILE).write_bytes(writer_id().encode())
+        for name in sorted(files, key=lambda name: name == PROVENANCE_FILE):
+            (self.path / rel / name).write_bytes(files[name])
+
+    def version_entries(self, rel: str) -> dict[str, bool]:
+        return {
+            entry: not entry.startswith(".") and (self.path / rel / entry / PROVENANCE_FILE).exists()
+            for entry in self.list_dir(rel)
+        }
+
+    def writer_of(self, rel: str) -> str | None:
+        try:
+            return (self.path / rel / WRITER_FILE).read_bytes().decode() or None
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
 
     def list_dir(self, rel: str) -> list[str]:
         folder = self.path / rel
