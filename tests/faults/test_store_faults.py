@@ -225,6 +225,9 @@ def demo_copy(demo_settings: Settings) -> Iterator[Settings]:
     try:
         yield copy_demo(demo_settings, base / "ade")
     finally:
+        for path in base.rglob("*"):  # a read-only store, made writable again to be removed
+            if path.is_dir():
+                path.chmod(0o755)
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -339,20 +342,45 @@ def test_a_corrupt_latest_snapshot_is_reported_falls_back_and_breaks_no_other_to
 
 
 # ---- 3. a store the gateway may not write --------------------------------------------------------------------
-def _as_nobody() -> Any:
+def _without_write_permission(home: Path) -> tuple[list[str], Any, str]:
+    """How to start a gateway that the permissions of a read-only store hold back: this user when it is not
+    root; as root, `nobody` (when it can run this interpreter: not when the interpreter lives under /root), else
+    root without the capabilities that let it ignore permissions (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, with
+    setpriv). Returns the command prefix, a preexec function and who that is; skips when none is possible."""
+    if os.geteuid() != 0:
+        return [], None, "this user"
     import pwd
 
     try:
         who = pwd.getpwnam("nobody")
     except KeyError:
-        pytest.skip("no user `nobody` to run the gateway as")
+        who = None
 
     def drop() -> None:
         os.setgroups([])
-        os.setgid(who.pw_gid)
-        os.setuid(who.pw_uid)
+        os.setgid(who.pw_gid)  # type: ignore[union-attr]
+        os.setuid(who.pw_uid)  # type: ignore[union-attr]
 
-    return who, drop
+    if who is not None:
+        try:
+            subprocess.run([sys.executable, "-c", "pass"], preexec_fn=drop, check=True, capture_output=True)
+            for path in [home, *home.rglob("*")]:
+                if not path.is_relative_to(home / "store"):
+                    os.chown(path, who.pw_uid, who.pw_gid)
+            return [], drop, "nobody"
+        except (OSError, subprocess.CalledProcessError):
+            pass  # nobody may not run this interpreter
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip(
+            "root, and neither `nobody` can run this interpreter nor setpriv is there to drop CAP_DAC_*"
+        )
+    caps = "-dac_override,-dac_read_search"
+    prefix = [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", "--"]
+    probe = subprocess.run([*prefix, sys.executable, "-c", "pass"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"setpriv cannot drop CAP_DAC_*: {probe.stderr.decode()[-200:]}")
+    return prefix, None, "root without CAP_DAC_OVERRIDE"
 
 
 def test_observations_a_read_only_store_cannot_keep_are_said_in_the_answer_and_logged_with_a_code(
@@ -367,21 +395,16 @@ def test_observations_a_read_only_store_cannot_keep_are_said_in_the_answer_and_l
 
     settings = demo_copy
     home = settings.home
-    preexec = None
-    if os.geteuid() == 0:
-        who, preexec = _as_nobody()
-        for path in [home, *home.rglob("*")]:
-            if not path.is_relative_to(home / "store"):
-                os.chown(path, who.pw_uid, who.pw_gid)
+    prefix, preexec, who = _without_write_permission(home)
     for path in [home / "store", *(home / "store").rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)  # readable by all, writable by its owner only
+        path.chmod(0o555 if path.is_dir() else 0o444)  # readable by all, writable by no one
     port = free_port()
     log = home.parent / "gateway.log"
     env = {**os.environ, "ADE_HOME": str(home), "ADE_CONFIG": str(REPO_ROOT / "ade.yaml"), "HOME": str(home)}
     env.pop("DAGSTER_HOME", None)
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [ADE, "mcp", "--transport", "http", "--port", str(port)],
+            [*prefix, ADE, "mcp", "--transport", "http", "--port", str(port)],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -417,7 +440,7 @@ def test_observations_a_read_only_store_cannot_keep_are_said_in_the_answer_and_l
         if (home / "store" / ".observations").exists()
         else 0,
     }
-    _show(capsys, "read-only store (gateway as nobody)", measures)
+    _show(capsys, f"read-only store (gateway as {who})", measures)
 
     assert all(a["provenance"]["source"] == "live" for a in answers), answers
     assert kept == ["store_read_only", "store_read_only"], answers
