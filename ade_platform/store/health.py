@@ -77,7 +77,7 @@ def write_problem(root: StoreRoot, folder: str = "") -> str | None:
         target = root.path / folder
         while not target.exists() and target != root.path and target.parent != target:
             target = target.parent  # a folder not created yet: the first existing one decides
-        if target.exists() and not os.access(target, os.W_OK | os.X_OK):
+        if target.is_dir() and not os.access(target, os.W_OK | os.X_OK):
             return READ_ONLY
     with _GUARD:
         failed = _FAILURES.get(root.describe())
