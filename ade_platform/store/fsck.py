@@ -127,4 +127,10 @@ def render(findings: list[Finding], *, repair: bool) -> str:
         lines.append(
             f"{abandoned} leftover(s) of killed writers: run `ade store fsck --repair` to remove them"
         )
+    corrupt = sorted({f.asset for f in findings if f.problem == "corrupt_latest"})
+    if corrupt:
+        lines.append(
+            f"answers use the previous good version of {', '.join(corrupt)} (stale, saying why); "
+            f"re-materialize: ade materialize --select {corrupt[0] if len(corrupt) == 1 else '<asset>'}"
+        )
     return "\n".join(lines)

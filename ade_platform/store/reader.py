@@ -112,13 +112,15 @@ class StoreReader:
                 return snapshot
             raise CorruptSnapshot(asset, None, "the pointer names a version that does not exist")
         except CorruptSnapshot as exc:
-            if cached is not None:
-                # What the pointer names does not verify (a torn or tampered upload): keep serving the previous
-                # good version, and look again on the next read.
+            if exc.version is None and cached is not None:
+                # The pointer itself is unreadable (a torn write on a store without atomic PUTs): keep serving
+                # what it named before, and look again on the next read.
                 log.warning(
                     "store: snapshot_corrupt: keeping %s version %s: %s", asset, cached[1].version, exc
                 )
                 return cached[1]
+            # What the pointer names does not verify (a torn, truncated or tampered file): serve the newest earlier
+            # version that does, saying why, until the pointer moves on.
             fallback = self._previous_good(asset, exc)
             with self._lock:
                 self._cache[asset] = (signature, fallback)
