@@ -51,6 +51,23 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_fsck(args: argparse.Namespace) -> int:
+    """Exit 0: nothing wrong (or all repaired); 1: problems remain (an abandoned leftover not removed, a corrupt
+    latest snapshot, a version with no pointer)."""
+    from ade_platform.store.fsck import fsck, render
+
+    settings = _settings(args)
+    findings = fsck(settings.store_root, repair=args.repair, grace=args.grace)
+    if args.json:
+        import json
+
+        print(json.dumps([f.to_dict() for f in findings], indent=2))
+    else:
+        print(render(findings, repair=args.repair))
+    remaining = [f for f in findings if f.problem != "in_flight" and not f.repaired]
+    return 1 if remaining else 0
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     # Quiet FastMCP's start-up banner logs: stderr of a stdio server lands in the host's log pane.
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
@@ -153,6 +170,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="each asset: last materialized, age, run id, stale or not")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "store", help="the asset store: fsck (find, and with --repair remove, what killed writers left)"
+    )
+    store = p.add_subparsers(dest="store_command", required=True, metavar="SUBCOMMAND")
+    s = store.add_parser("fsck", help="report half-written versions, leftovers and corrupt latest snapshots")
+    s.add_argument("--repair", action="store_true", help="remove the leftovers of writers that are gone")
+    s.add_argument(
+        "--grace",
+        type=float,
+        default=3600.0,
+        help="seconds after which an unfinished version is abandoned whoever wrote it (default 3600; a writer "
+        "on this host whose process is gone is abandoned at once)",
+    )
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    s.set_defaults(func=cmd_store_fsck)
 
     p = sub.add_parser("mcp", help="serve the MCP gateway (all enabled toolsets) or one toolset")
     p.add_argument(

@@ -180,7 +180,26 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
                 "newer_observation": _newer_observation(observed.get(key.to_user_string()), ts),
             }
         )
+    _mark_corrupt(rows, StoreReader(settings.store_root))
     return rows
+
+
+def _mark_corrupt(rows: list[dict[str, Any]], reader: StoreReader) -> None:
+    """A latest snapshot that does not read back intact is not fine, whatever Dagster's history says: the row
+    says so (answers meanwhile come from the version before, stale)."""
+    from ade_platform.store.fsck import latest_problem
+
+    stored = set(reader.assets())
+    for row in rows:
+        row["snapshot_problem"] = None
+        if row["asset"] not in stored:
+            continue
+        problem = latest_problem(reader, row["asset"])
+        if problem:
+            row["snapshot_problem"] = f"snapshot_corrupt: {problem}"
+            row["stale"] = True
+            because = f"latest snapshot corrupt ({problem}); answers use the previous good version"
+            row["stale_because"] = f"{because}; {row['stale_because']}" if row["stale_because"] else because
 
 
 # A scheduled refresh takes a while to run: an asset is late only when it missed its tick by more than this.

@@ -211,6 +211,10 @@ class BridgeContext:
         limit = self.settings.mcp.max_staleness_seconds
         if stale_reason is None and limit is not None and stamp["age_seconds"] > limit:
             stale_reason = f"older than mcp.max_staleness_seconds ({limit} s)"
+        # a corrupt latest snapshot: the answer comes from the previous good version, and says so first
+        fallback = getattr(snapshot, "fallback_reason", None)
+        if fallback:
+            stale_reason = f"{fallback}; {stale_reason}" if stale_reason else fallback
         stamp["stale"] = stale_reason is not None
         stamp["stale_reason"] = stale_reason
         return {**body, "provenance": stamp}
@@ -218,18 +222,37 @@ class BridgeContext:
     # ---- live observations: what one agent saw, the next one sees ---------------------------------------
     def observed(self, tool: str, answer: T, /, **facts: Any) -> T:
         """Record what a live tool's answer observed (ade_platform/lib/live_observations.py) and return the
-        answer unchanged. Never fails the answer: the store write happens in the background."""
+        answer. Never fails the answer: the store write happens in the background; when it cannot be kept (a
+        read-only store, a full disk, the last write failed) the answer's provenance says so."""
+        queued = False
         try:
             from ade_platform.lib.live_observations import from_answer
 
             for found in from_answer(tool, answer, facts):
                 self.observe(found.kind, found.key, found.state, source=tool, asset=found.asset)
-        except Exception:  # an answer of an unexpected shape: the agent still gets it
-            log.warning("could not derive observations from a %s answer", tool, exc_info=True)
+                queued = True
+        except Exception as exc:  # an answer of an unexpected shape: the agent still gets it
+            log.warning("observation_not_derived: from a %s answer: %s", tool, type(exc).__name__)
+        if queued and isinstance(answer, dict) and isinstance(answer.get("provenance"), dict):
+            self.note_unkept_observations(answer["provenance"])
         return answer
+
+    def note_unkept_observations(self, provenance: dict[str, Any]) -> None:
+        """Say in a live answer's provenance that what it observed will not be kept (the store cannot be
+        written now): `observations_not_kept: <code>`. Costs an access() call on a local store."""
+        from ade_platform.store.health import write_problem
+        from ade_platform.store.observations import OBSERVATIONS_DIR
+
+        writer, _ = self._observation_writer()
+        problem = write_problem(writer.root, OBSERVATIONS_DIR)
+        if problem:
+            provenance["observations_not_kept"] = problem
 
     def observe(self, kind: str, key: str, state: dict, *, source: str, asset: str | None = None) -> None:
         """Queue one observation for the store (deduplicated there against the newest state of its key)."""
+        _recorder().put(*self._observation_writer(), kind, key, state, source, asset, time.time())
+
+    def _observation_writer(self) -> tuple[Any, dict[str, int]]:
         if self._observations is None:
             from ade_platform.store import StoreWriter
 
@@ -239,7 +262,7 @@ class BridgeContext:
                 writer,
                 {"max_per_key": mcp.observations_per_key, "max_keys": mcp.observation_keys},
             )
-        _recorder().put(*self._observations, kind, key, state, source, asset, time.time())
+        return self._observations
 
     def flush_observations(self, timeout: float = 10.0) -> bool:
         """Wait until every queued observation is in the store (tests, shutdown)."""
@@ -286,6 +309,7 @@ class _Recorder:
             log.warning("observation queue full: dropping an observation of %s %s", item[0], item[1])
 
     def _run(self) -> None:
+        from ade_platform.store.health import note_failure, note_success
         from ade_platform.store.observations import record_observation
 
         while True:
@@ -294,8 +318,11 @@ class _Recorder:
                 record_observation(
                     writer, kind, key, state, source=source, asset=asset, observed_at=observed_at, **bounds
                 )
-            except Exception:
-                log.warning("could not record an observation of %s %s", kind, key, exc_info=True)
+                note_success(writer.root)
+            except Exception as exc:
+                # one line with a code (store_read_only, store_full, store_write_failed), no traceback; the next
+                # live answers say "observations_not_kept" until a write succeeds again
+                note_failure(writer.root, exc, f"an observation of {kind} {key}")
             finally:
                 self.queue.task_done()
 

@@ -40,6 +40,10 @@ ERROR_CODES: dict[str, str] = {
     "asset_not_materialized": "Materialize it first: `ade materialize --select <asset>`.",
     "snapshot_corrupt": "Re-materialize the asset: `ade materialize --select <asset>`.",
     "store_error": "Check the store root in ade.yaml.",
+    "store_read_only": "This process may not write the store: check the store root's owner and permissions "
+    "(or the object store's credentials).",
+    "store_full": "The store's disk is full: free space, or lower store.retention.",
+    "store_write_failed": "The store could not be written: see the gateway's log line with this code.",
     # dbt artifacts / dbt project (agent-toolset-spec categories 1 and 6)
     "node_not_found": "Use a dbt unique_id such as model.<project>.<name>.",
     "model_not_found": "List models with fs_list_models or check the unique_id.",

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ade_platform.store.layout import PROVENANCE_FILE
+
+WRITER_FILE = ".writer"  # fsspec roots: who writes a version ("<host>:<pid>"), written first
 
 if TYPE_CHECKING:
     from upath import UPath
@@ -49,6 +54,23 @@ class StoreRoot:
 
     def describe(self) -> str:
         raise NotImplementedError
+
+    def version_entries(self, rel: str) -> dict[str, bool]:
+        """Every entry of a versions folder -> whether it is committed (its provenance.json, written last,
+        is there). Uncommitted entries are a publication in flight or what a killed writer left."""
+        return {
+            entry: not entry.startswith(".")
+            and self.signature(f"{rel}/{entry}/{PROVENANCE_FILE}") is not None
+            for entry in self.list_dir(rel)
+        }
+
+    def writer_of(self, rel: str) -> str | None:
+        """ "<host>:<pid>" of the process that wrote an uncommitted version, when the backend recorded it."""
+        return None
+
+    def mtime(self, rel: str) -> float | None:
+        """When an entry was last written (epoch seconds), when the backend can tell cheaply."""
+        return None
 
 
 class _PathRoot(StoreRoot):
@@ -85,8 +107,10 @@ class LocalRoot(_PathRoot):
         target = self.path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         # Build the whole version folder under a temporary name, then rename it into place: a writer
-        # killed half-way leaves only a ".tmp" folder that readers never look at.
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        # killed half-way leaves only a ".tmp" folder that readers never look at. The name says who writes
+        # it (host and pid), so the next writer can tell a dead writer's folder from one still being written.
+        prefix = f".{target.name}.{writer_id().replace(':', '.')}."
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=target.parent))
         try:
             for name, data in files.items():
                 with open(tmp / name, "wb") as fh:
@@ -108,6 +132,33 @@ class LocalRoot(_PathRoot):
     def remove_tree(self, rel: str) -> None:
         self._rmtree(self.path / rel)
 
+    def version_entries(self, rel: str) -> dict[str, bool]:
+        folder = self.path / rel
+        try:
+            names = [entry.name for entry in os.scandir(folder)]
+        except FileNotFoundError:
+            return {}
+        return {
+            name: not name.startswith(".") and os.path.exists(folder / name / PROVENANCE_FILE)
+            for name in sorted(names)
+        }
+
+    def writer_of(self, rel: str) -> str | None:
+        # ".<version>.<host>.<pid>.<random>.tmp" (host: its first label); older temp names carry no writer.
+        parts = rel.rsplit("/", 1)[-1].split(".")
+        if len(parts) >= 6 and parts[-1] == "tmp" and parts[-3].isdigit():
+            return f"{parts[-4]}:{parts[-3]}"
+        try:  # a version folder an fsspec writer (file://) wrote in place names its writer inside
+            return (self.path / rel / WRITER_FILE).read_text() or None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def mtime(self, rel: str) -> float | None:
+        try:
+            return os.stat(self.path / rel).st_mtime
+        except FileNotFoundError:
+            return None
+
     @staticmethod
     def _rmtree(path: Path) -> None:
         import shutil
@@ -122,6 +173,12 @@ class LocalRoot(_PathRoot):
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def writer_id() -> str:
+    """This process as the writer of a version: "<host>:<pid>" (the host's first label, no dots)."""
+    host = socket.gethostname().split(".", 1)[0] or "localhost"
+    return f"{host}:{os.getpid()}"
+
+
 class RemoteRoot(_PathRoot):
     path: UPath
 
@@ -130,9 +187,25 @@ class RemoteRoot(_PathRoot):
         (self.path / rel).write_bytes(data)
 
     def write_dir_atomic(self, rel: str, files: dict[str, bytes]) -> None:
-        # Object stores have no directories to rename; the version is invisible until the pointer names it.
-        for name, data in files.items():
-            (self.path / rel / name).write_bytes(data)
+        # Object stores have no directories to rename: the writer is named first (so the next writer can tell a
+        # dead one's leftovers from a publication in flight), provenance.json, the commit marker, last.
+        with contextlib.suppress(OSError, NotImplementedError):  # a local fsspec root needs its folders
+            (self.path / rel).mkdir(parents=True, exist_ok=True)
+        (self.path / rel / WRITER_FILE).write_bytes(writer_id().encode())
+        for name in sorted(files, key=lambda name: name == PROVENANCE_FILE):
+            (self.path / rel / name).write_bytes(files[name])
+
+    def version_entries(self, rel: str) -> dict[str, bool]:
+        return {
+            entry: not entry.startswith(".") and (self.path / rel / entry / PROVENANCE_FILE).exists()
+            for entry in self.list_dir(rel)
+        }
+
+    def writer_of(self, rel: str) -> str | None:
+        try:
+            return (self.path / rel / WRITER_FILE).read_bytes().decode() or None
+        except (FileNotFoundError, UnicodeDecodeError):
+            return None
 
     def list_dir(self, rel: str) -> list[str]:
         folder = self.path / rel

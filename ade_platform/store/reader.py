@@ -33,6 +33,9 @@ class Snapshot:
         self._data_loaded = False
         self._derived: dict[str, Any] = {}
         self._lock = threading.Lock()
+        # Set when this snapshot is served in place of a newer one that does not read back intact: why, for the
+        # answer's provenance (stale, and saying so).
+        self.fallback_reason: str | None = None
 
     @property
     def asset(self) -> str:
@@ -109,12 +112,43 @@ class StoreReader:
                 return snapshot
             raise CorruptSnapshot(asset, None, "the pointer names a version that does not exist")
         except CorruptSnapshot as exc:
-            if cached is None:
-                raise
-            # What the pointer names does not verify (a torn or tampered upload): keep serving the previous
-            # good version, and look again on the next read.
-            log.warning("store: keeping %s version %s: %s", asset, cached[1].version, exc)
-            return cached[1]
+            if exc.version is None and cached is not None:
+                # The pointer itself is unreadable (a torn write on a store without atomic PUTs): keep serving
+                # what it named before, and look again on the next read.
+                log.warning(
+                    "store: snapshot_corrupt: keeping %s version %s: %s", asset, cached[1].version, exc
+                )
+                return cached[1]
+            # What the pointer names does not verify (a torn, truncated or tampered file): serve the newest earlier
+            # version that does, saying why, until the pointer moves on.
+            fallback = self._previous_good(asset, exc)
+            with self._lock:
+                self._cache[asset] = (signature, fallback)
+            return fallback
+
+    def _previous_good(self, asset: str, exc: CorruptSnapshot) -> Snapshot:
+        """The newest version older than a corrupt latest one that reads back intact, marked with why it is
+        served; the corrupt snapshot's error when there is none. Logged once (the result is cached until the
+        pointer moves)."""
+        if exc.version is None:
+            raise exc  # the pointer itself is unreadable: which version it meant is unknown
+        for version in reversed(self.committed(asset)):
+            if version >= exc.version:
+                continue
+            try:
+                snapshot = self.get(asset, version)
+            except StoreError:
+                continue
+            snapshot.fallback_reason = (
+                f"the latest snapshot {exc.version} is corrupt ({exc.reason}); "
+                f"serving the previous good version {version}"
+            )
+            log.warning("store: snapshot_corrupt: %s: %s", asset, snapshot.fallback_reason)
+            return snapshot
+        log.warning(
+            "store: snapshot_corrupt: %s: %s; no earlier version reads back intact", asset, exc.reason
+        )
+        raise exc
 
     def get(self, asset: str, version: str) -> Snapshot:
         """A specific version (for history and "since when" questions)."""
@@ -162,8 +196,22 @@ class StoreReader:
         return (self.latest(asset) if version is None else self.get(asset, version)).provenance
 
     def versions(self, asset: str) -> list[str]:
+        """The published versions, oldest first: committed (provenance.json written) and no newer than what
+        the pointer names. A publication in flight or a killed writer's leftovers are not among them."""
         check_asset_name(asset)
-        return [v for v in self.root.list_dir(f"{asset}/{VERSIONS_DIR}") if not v.startswith(".")]
+        committed = self.committed(asset)
+        try:
+            pointed = self._read_pointer(asset)
+        except SnapshotNotFound:
+            return []
+        except CorruptSnapshot:
+            return committed
+        return [v for v in committed if v <= pointed]
+
+    def committed(self, asset: str) -> list[str]:
+        """Every version whose publication finished writing (provenance.json there), oldest first."""
+        entries = self.root.version_entries(f"{asset}/{VERSIONS_DIR}")
+        return [v for v, committed in entries.items() if committed]
 
     def history(self, asset: str) -> list[Provenance]:
         """Provenance of every retained version, oldest first; unreadable versions are skipped."""

@@ -24,11 +24,12 @@ from typing import Any, Literal
 
 from ade_platform.store.layout import PROVENANCE_FILE
 from ade_platform.store.model import StoreError
-from ade_platform.store.paths import StoreRoot
+from ade_platform.store.paths import StoreRoot, writer_id
 
 log = logging.getLogger("ade.store")
 _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
+_WRITER_META = "ade-writer"  # user metadata on a version's objects: "<host>:<pid>" of the writer
 
 
 @dataclass(frozen=True)
@@ -132,13 +133,51 @@ class S3Root(StoreRoot):
             return self._write_bytes_atomic(rel, data)
 
     def _write_bytes_atomic(self, rel: str, data: bytes) -> None:
-        # One PUT of one object is atomic on S3: readers see the old object or the new one.
-        self.client.put_object(Bucket=self.bucket, Key=self._key(rel), Body=data)
+        # One PUT of one object is atomic on S3: readers see the old object or the new one. Every object names
+        # its writer, so the next writer can tell the leftovers of a killed one (its pid gone on this host)
+        # from a publication in flight.
+        meta = {_WRITER_META: writer_id()}
+        self.client.put_object(Bucket=self.bucket, Key=self._key(rel), Body=data, Metadata=meta)
 
     def write_dir_atomic(self, rel: str, files: dict[str, bytes]) -> None:
-        ordered = sorted(files, key=lambda name: name == PROVENANCE_FILE)  # provenance last
+        # provenance.json last: it is the version's commit marker (readers list only versions that have it)
+        ordered = sorted(files, key=lambda name: name == PROVENANCE_FILE)
         for name in ordered:
             self.write_bytes_atomic(f"{rel}/{name}", files[name])
+
+    def version_entries(self, rel: str) -> dict[str, bool]:
+        with self._errors():
+            return self._version_entries(rel)
+
+    def _version_entries(self, rel: str) -> dict[str, bool]:
+        # One listing of every object under versions/ (a few per version, retention bounds them) instead of a
+        # HEAD per version.
+        prefix = self._key(rel).rstrip("/") + "/"
+        found: dict[str, bool] = {}
+        paginator = self.client.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            for obj in page.get("Contents") or []:
+                version, _, name = obj["Key"][len(prefix) :].partition("/")
+                if version:
+                    found[version] = found.get(version, False) or name == PROVENANCE_FILE
+        return dict(sorted(found.items()))
+
+    def writer_of(self, rel: str) -> str | None:
+        with self._errors():
+            prefix = self._key(rel).rstrip("/") + "/"
+            listed = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+            contents = listed.get("Contents") or []
+            if not contents:
+                return None
+            head = self.client.head_object(Bucket=self.bucket, Key=contents[0]["Key"])
+            return (head.get("Metadata") or {}).get(_WRITER_META)
+
+    def mtime(self, rel: str) -> float | None:
+        with self._errors():
+            prefix = self._key(rel).rstrip("/") + "/"
+            listed = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+            contents = listed.get("Contents") or []
+            return contents[0]["LastModified"].timestamp() if contents else None
 
     def put_if(self, rel: str, data: bytes, etag: str | None) -> bool:
         with self._errors():

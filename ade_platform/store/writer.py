@@ -11,13 +11,13 @@ from typing import Any
 
 import orjson
 
+from ade_platform.store.heal import remove_leftovers
 from ade_platform.store.layout import DATA_FILE, POINTER_FILE, PROVENANCE_FILE, VERSIONS_DIR
 from ade_platform.store.location import StoreLocation, open_root
 from ade_platform.store.model import Provenance, StoreError, utc_now_iso
-from ade_platform.store.paths import LocalRoot, StoreRoot
+from ade_platform.store.paths import StoreRoot
 
 _ASSET_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
-_STALE_TMP_SECONDS = 3600
 _POINTER_CAS_ATTEMPTS = 20
 
 
@@ -119,9 +119,9 @@ class StoreWriter:
             return None
 
     def prune(self, asset: str, keep_version: str | None = None) -> list[str]:
-        """Drop versions beyond the retention bound (never the current one) and stale temp folders."""
-        entries = self.root.list_dir(f"{asset}/{VERSIONS_DIR}")
-        versions = [e for e in entries if not e.startswith(".")]
+        """Drop versions beyond the retention bound (never the current one) and what killed writers left."""
+        entries = self.root.version_entries(f"{asset}/{VERSIONS_DIR}")
+        versions = [e for e, committed in entries.items() if committed]
         # Only unreferenced versions go: never the one the pointer names now (another writer may have moved it),
         # nor anything newer (a publication in flight whose pointer is not written yet).
         pointed = self.current_version(asset)
@@ -130,20 +130,7 @@ class StoreWriter:
         doomed = [v for v in older[:excess] if v not in (keep_version, pointed)]
         for version in doomed:
             self.root.remove_tree(f"{asset}/{VERSIONS_DIR}/{version}")
-        # A ".tmp" folder is what a killed writer leaves behind; once it is older than any write could
-        # take, nobody will finish it. (Object stores have no temp folders: versions appear whole.)
-        if isinstance(self.root, LocalRoot):
-            now_ns = time.time_ns()
-            for entry in entries:
-                if entry.startswith(".") and entry.endswith(".tmp"):
-                    self._remove_if_stale(f"{asset}/{VERSIONS_DIR}/{entry}", now_ns)
+        # An uncommitted entry (a ".tmp" folder, a version without provenance.json) whose writer is gone, or
+        # that is older than any write could take, will never be finished: this write cleans it up.
+        remove_leftovers(self.root, asset, entries=entries)
         return doomed
-
-    def _remove_if_stale(self, rel: str, now_ns: int) -> None:
-        assert isinstance(self.root, LocalRoot)
-        try:
-            mtime = os.stat(self.root.path / rel).st_mtime_ns
-        except FileNotFoundError:
-            return
-        if now_ns - mtime > _STALE_TMP_SECONDS * 1_000_000_000:
-            self.root.remove_tree(rel)

@@ -194,6 +194,9 @@ def test_a_reader_keeps_the_previous_good_version_when_the_new_one_does_not_veri
         Bucket=bucket, Key=f"{prefix}/torn/versions/{bad.version}/data.json", Body=b'{"i": 666}'
     )
     assert reader.latest("torn").data == {"i": 1}  # checksum mismatch: the previous good version is kept
+    fresh = StoreReader(s3_root).latest("torn")  # a fresh reader falls back to it too, and says why
+    assert fresh.data == {"i": 1} and "checksum" in (fresh.fallback_reason or "")
+    client.delete_object(Bucket=bucket, Key=f"{prefix}/torn/versions/{fresh.version}/data.json")
     with pytest.raises(CorruptSnapshot, match="checksum"):
         StoreReader(s3_root).latest("torn")  # a reader with nothing good to fall back on says so
     writer.publish("torn", {"i": 3})

@@ -28,7 +28,7 @@ SECRETS = {
 }
 # What reads only the store (or the platform's own instance) is no failure sensor: nothing there can be down.
 STORE_ONLY = {"lineage_automation_sensor", "live_observations_sensor", "warehouse_pii_sensor_demo"}
-STORE_ONLY |= {"warehouse_pii_sensor_sf"}
+STORE_ONLY |= {"warehouse_pii_sensor_sf", "store_health_sensor"}
 
 
 def _config(home: Path, port: int) -> Path:

@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 
 from ade_platform.config import Settings
+from ade_platform.defs.observations.store_health import store_health_sensor
 from ade_platform.store import StoreReader
 from ade_platform.store.observations import (
     Observation,
@@ -65,4 +66,4 @@ def build_observation_definitions(settings: Settings, defined: set[str]) -> dg.D
     def live_observations_sensor(context: dg.SensorEvaluationContext) -> Any:
         return observation_events(settings, defined, context.cursor)
 
-    return dg.Definitions(sensors=[live_observations_sensor])
+    return dg.Definitions(sensors=[live_observations_sensor, store_health_sensor(settings, defined)])

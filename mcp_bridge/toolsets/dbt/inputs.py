@@ -145,10 +145,11 @@ class DbtInputs:
         )
 
     def optional(self, kind: str, path: str | None) -> Snapshot | None:
-        """Like artifact(), but None when the store has none (a given path must still exist)."""
+        """Like artifact(), but None when the store has none or only a corrupt one (a given path must still
+        exist)."""
         try:
             return self.artifact(kind, path)
-        except (ToolFailure, SnapshotNotFound):
+        except (ToolFailure, SnapshotNotFound, CorruptSnapshot):
             if path is not None:
                 raise
             return None
@@ -206,6 +207,12 @@ class DbtInputs:
         try:
             return self.index(manifest_path)
         except SnapshotNotFound:
+            return None, None
+        except CorruptSnapshot:
+            if manifest_path is not None:
+                raise
+            # an optional input that does not read back intact (and has no earlier good version) must not break
+            # a tool whose own artifact is intact: answer without it
             return None, None
 
     def lookup(self, snapshot: Snapshot, index: dict[str, Any]) -> NodeLookup:
@@ -339,4 +346,10 @@ class DbtInputs:
                 {"asset": s.asset, "version": s.version, "materialized_at": s.provenance.materialized_at}
                 for s in inputs
             ]
+            # an input served from its previous good version (its latest is corrupt) makes the answer stale too
+            fallbacks = [f"{s.asset}: {s.fallback_reason}" for s in inputs if s.fallback_reason]
+            if fallbacks:
+                prov = out["provenance"]
+                prov["stale"] = True
+                prov["stale_reason"] = "; ".join(filter(None, [prov.get("stale_reason"), *fallbacks]))
         return out

@@ -60,6 +60,15 @@ class Provenance(OpenShape):
     live_error: NotRequired[
         Annotated[str, Field(description="Why the live read failed, when the answer fell back to the store.")]
     ]
+    observations_not_kept: NotRequired[
+        Annotated[
+            str,
+            Field(
+                description="A live answer whose observations could not be written to the store (other agents "
+                "and the cached tools will not see them): store_read_only, store_full or store_write_failed."
+            ),
+        ]
+    ]
     dbt_cloud: NotRequired[dict[str, Any]]
     published_by: NotRequired[
         Annotated[

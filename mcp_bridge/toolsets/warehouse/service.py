@@ -84,7 +84,10 @@ class WarehouseService:
             if exc.code in UNREACHABLE:
                 return None, None, exc.code
             raise
-        return self.ctx.observed(tool, table, warehouse=name, parts=parts), provenance, None
+        observed = self.ctx.observed(tool, table, warehouse=name, parts=parts)
+        if isinstance(provenance, dict):  # the table (or its absence) is an observation: say if not kept
+            self.ctx.note_unkept_observations(provenance)
+        return observed, provenance, None
 
     # ---- answers ----------------------------------------------------------------------------------------
     def schema_snapshot(self, name: str) -> Snapshot:
