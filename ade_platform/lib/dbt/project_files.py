@@ -106,6 +106,8 @@ def read_yaml(path: Path, display: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ProjectFileError("yaml_invalid", f"{display} is not valid YAML{where}") from None
+    except (ValueError, OverflowError):  # a scalar the loader cannot construct: a date like 2025-13-45
+        raise ProjectFileError("yaml_invalid", f"{display} holds a value YAML cannot construct") from None
 
 
 def project_config(root: Path) -> dict[str, Any]:
