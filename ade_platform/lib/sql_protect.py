@@ -16,6 +16,7 @@ fold case; PII names are normalized (`"Email Address"`, `EMAIL `, `e_mail` -> em
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,50 @@ def excluded_tables(statement: exp.Expression, policy: GuardPolicy) -> dict[str,
         if hit is not None:
             found.setdefault(plain(table), hit)
     return found
+
+
+# Table functions that only compute rows (no file, network or catalog read, no SQL text of their own).
+_ROW_FUNCTIONS = frozenset({"generate_series", "range", "unnest", "generate_subscripts"})
+# Functions, anywhere in a query, that read files, URLs, other databases, the environment or run SQL text.
+_READER_PREFIXES = ("read_", "parquet_", "iceberg_", "delta_", "sqlite_", "postgres_", "mysql_", "st_read")
+_READER_FUNCTIONS = frozenset(
+    {
+        "glob",
+        "getenv",
+        "query",
+        "query_table",
+        "sniff_csv",
+        "current_setting",
+        "duckdb_secrets",
+        "load_aws_credentials",
+    }
+)
+# A table name that is a file or a URL (DuckDB's replacement scans read `FROM 'orders.csv'` from disk).
+_FILE_NAME = re.compile(
+    r"[/\\]|://|\.(?:csv|tsv|txt|parquet|json|jsonl|ndjson|gz|zst|xlsx?|arrow|db|duckdb|sqlite)$", re.I
+)
+
+
+def _function_name(node: exp.Expression) -> str:
+    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+
+
+def outside_reads(statement: exp.Expression) -> list[str]:
+    """What in the statement reads outside the warehouse's tables: table functions (other than generating rows),
+    functions that read files, URLs, other databases or the environment, or run SQL text of their own, and table
+    names that are paths or URLs. An exclusion check cannot see what these read."""
+    found: list[str] = []
+    for table in statement.find_all(exp.Table):
+        this = table.this
+        if isinstance(this, exp.Func) and _function_name(this) not in _ROW_FUNCTIONS:
+            found.append(f"table function {_function_name(this)}")
+        elif isinstance(this, exp.Identifier) and _FILE_NAME.search(this.name):
+            found.append("a file or URL as a table")
+    for node in statement.find_all(exp.Func):
+        name = _function_name(node)
+        if name.startswith(_READER_PREFIXES) or name in _READER_FUNCTIONS:
+            found.append(f"function {name}")
+    return list(dict.fromkeys(found))
 
 
 def schema_from_tables(tables: Iterable[Mapping[str, Any]]) -> Schema:

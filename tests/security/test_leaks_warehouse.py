@@ -49,6 +49,21 @@ def _refusals() -> list[str]:
     return [p.format(t=name) for p, name in itertools.product(POSITIONS, NAME_FORMS)]
 
 
+# What reads outside the warehouse's tables (no exclusion can name it): files, URLs, SQL text, the environment.
+READERS = [
+    "read_csv('{f}')", "read_csv_auto('{f}')", "read_text('{f}')", "read_blob('{f}')", "read_json('{f}')",
+    "read_parquet('{f}')", "glob('{d}/*')", "'{f}'", '"{f}"', "query('select * from hr.employees')",
+    "sniff_csv('{f}')", "'https://example.invalid/x.csv'",
+]  # fmt: skip
+READER_POSITIONS = [
+    "select * from {r}",
+    "select order_id from main.orders where order_id in (select 1 from {r})",
+    "with f as (select * from {r}) select count(*) as n from f",
+]
+SCALAR_READERS = ["select getenv('HOME') as h", "select current_setting('home_directory') as h"]
+CANARY = "canary-c4f1e"
+
+
 # Personal data through every path a column can take to the result.
 PII_QUERIES = [
     'select "Email Address" from main.customers',
@@ -122,6 +137,24 @@ def test_excluded_tables_are_refused_in_every_form_and_position(server: Any) -> 
     assert not wrong, wrong[:5]
     assert all(str(SALARY) not in json.dumps(a) for _, a in answers)
     assert len(queries) == len(POSITIONS) * len(NAME_FORMS)
+
+
+def test_reads_outside_the_tables_are_refused(server: Any, warehouse: Settings) -> None:
+    folder = Path(warehouse.home)
+    (folder / "leak.csv").write_text(f"secret\n{CANARY}\n")
+    queries = [
+        p.format(r=r.format(f=folder / "leak.csv", d=folder))
+        for p, r in itertools.product(READER_POSITIONS, READERS)
+    ]
+    queries += SCALAR_READERS
+    answers = call_tools(server, [("warehouse_execute", {"sql": q}) for q in queries])
+    wrong = [
+        (q, a)
+        for q, (ok, a) in zip(queries, answers, strict=True)
+        if ok or a.get("error") != "table_excluded"
+    ]
+    assert not wrong, wrong[:5]
+    assert CANARY not in json.dumps(answers)
 
 
 @pytest.mark.slow  # 22 audited live runs, recorded in the background: a minute on a loaded machine

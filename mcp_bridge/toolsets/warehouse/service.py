@@ -114,10 +114,18 @@ class WarehouseService:
     @staticmethod
     def refuse_excluded(statement: Any, rules: Any) -> None:
         """table_excluded when the query reads a table the exclusions name, at any depth: the tables of the parsed
-        statement that runs, and the guard's own reference extraction on it (the Snowflake proxy's check)."""
+        statement that runs, and the guard's own reference extraction on it (the Snowflake proxy's check); and
+        when it reads what no exclusion can name (a file, a URL, a table function, SQL text)."""
         from ade_platform.lib.guard import classify_sql
-        from ade_platform.lib.sql_protect import excluded_tables
+        from ade_platform.lib.sql_protect import excluded_tables, outside_reads
 
+        outside = outside_reads(statement)
+        if outside:
+            raise ToolFailure(
+                "table_excluded",
+                f"the query reads outside the warehouse's tables ({', '.join(outside[:3])}): files, URLs, other "
+                "databases and SQL text are not checked against the exclusions",
+            )
         hits = set(excluded_tables(statement, rules.exclusions))
         # the guard reads Snowflake SQL: the statement is written in that dialect for it (unchanged on Snowflake)
         snowflake_sql = statement.sql(dialect="snowflake")
