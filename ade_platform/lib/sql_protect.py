@@ -217,17 +217,15 @@ def protected_outputs(
         key = column.lower()
         if key in by_lower:
             derived = by_lower[key]
+            if derived is None:
+                reasons[column] = "unresolved_lineage"
+                continue
         elif star:
-            derived = None  # brought by the star: its name is its source column's name
+            derived = set()  # brought by a star: its own name is its source column's name (checked below)
         else:
             reasons[column] = "unresolved_lineage"
             continue
-        if derived is None and not star:
-            reasons[column] = "unresolved_lineage"
-            continue
-        reason = _reason(column, derived or set(), excluded, rules)
-        if reason is None and derived is None and excluded:
-            reason = f"excluded_table:{next(iter(excluded))}"
+        reason = _reason(column, derived, excluded, rules)
         if reason is not None:
             reasons[column] = reason
     if excluded:
