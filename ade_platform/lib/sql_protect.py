@@ -185,13 +185,26 @@ def _leaves(root: Any, output: str) -> set[Source]:
     while stack and seen < 10_000:
         node, asked = stack.pop()
         seen += 1
-        name = node.name.rsplit(".", 1)[-1]
+        name = _last_part(node.name)
         if node.downstream:
             stack.extend((child, asked if name == "*" else name) for child in node.downstream)
             continue
         if isinstance(node.source, exp.Table):
             sources.add((plain(node.source), (asked if name == "*" else name).lower()))
     return sources
+
+
+_LAST_PART = re.compile(r'(?:"((?:[^"]|"")*)"|`([^`]*)`|([^."`]+))$')
+
+
+def _last_part(name: str) -> str:
+    """The column of a lineage node's name (`p."Full Name"` -> `Full Name`): quotes dropped as the parser drops
+    them, so the name is matched as the warehouse stores it."""
+    match = _LAST_PART.search(name.strip())
+    if match is None:
+        return name
+    quoted, ticked, bare = match.groups()
+    return quoted.replace('""', '"') if quoted is not None else ticked if ticked is not None else bare
 
 
 def _pii_reason(name: str, rules: ProtectRules) -> str | None:
