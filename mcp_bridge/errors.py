@@ -62,6 +62,8 @@ ERROR_CODES: dict[str, str] = {
     # warehouse (category 2)
     "connection_failed": "Check the warehouse settings in ade.yaml and that it is reachable.",
     "dml_not_permitted": "Only read-only single statements are allowed here.",
+    "table_excluded": "The query reads a table the exclusions (snowflake.exclusions, or their defaults) keep "
+    "from agents, through a join, subquery or CTE too; query other tables.",
     "column_not_found": "Check the column name with warehouse_get_schema.",
     "table_not_found": "Check the table name with warehouse_get_schema.",
     "query_timeout": "Narrow the query or raise limits.query_timeout_seconds.",

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Any, Literal
 
 from fastmcp import FastMCP
 
 from ade_platform import __version__
 from ade_platform.config import SERVER_ALIASES, TOOLSETS, ConfigError, Settings
+from mcp_bridge import log_hygiene
 from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
@@ -32,6 +34,8 @@ def build_server(
     """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it. Every call runs
     as its caller (named in its audit runs); `access` (signed-in callers) limits what each caller may do."""
     ctx = ctx or BridgeContext.from_settings(settings)
+    # A failed call logs its code and a short reason, never a traceback above DEBUG (mcp_bridge/log_hygiene.py).
+    log_hygiene.install(ctx.scrubber(), _workspace(settings))
     if only is not None:
         only = SERVER_ALIASES.get(only, only)
         if only not in TOOLSETS:
@@ -56,6 +60,14 @@ def build_server(
     for toolset in toolsets.values():
         gateway.mount(toolset)
     return gateway
+
+
+def _workspace(settings: Settings) -> list[Path]:
+    """The folders a log line may name in full: ADE's home and the dbt project."""
+    roots = [settings.home]
+    if settings.dbt is not None and settings.dbt.project_dir is not None:
+        roots.append(Path(settings.dbt.project_dir))
+    return roots
 
 
 def serve(

@@ -6,10 +6,10 @@ Client libraries are imported lazily, inside the clients: importing this package
 from __future__ import annotations
 
 from ade_platform.clients.bi.base import BiClient, BiError, LookRun
-from ade_platform.config import Settings, SnowflakeExclusionSettings
+from ade_platform.clients.warehouses import exclusion_policy
+from ade_platform.config import Settings
 from ade_platform.lib.bi.look_rows import LookRules
 from ade_platform.lib.bi.tables import Naming
-from ade_platform.lib.guard.policy import GuardPolicy
 from ade_platform.lib.warehouse.pii import patterns_from
 
 __all__ = ["BiClient", "BiError", "LookRun", "bi_warehouse", "look_rules", "naming_for", "open_client"]
@@ -39,11 +39,10 @@ def naming_for(settings: Settings) -> Naming:
 def look_rules(settings: Settings) -> LookRules:
     """What bi_run_look masks: the Snowflake exclusions (their defaults when no snowflake section is configured,
     as `ade guard` does) and the PII patterns with the `pii` settings."""
-    exclusions = settings.snowflake.exclusions if settings.snowflake else SnowflakeExclusionSettings()
-    policy = GuardPolicy(
-        exclusion_patterns=tuple(exclusions.patterns), exclusion_regexes=tuple(exclusions.regexes)
-    )
-    return LookRules(policy, patterns_from(settings.pii.patterns, settings.pii.ignore))
+    naming = naming_for(settings)
+    policy = exclusion_policy(settings, naming.database, naming.schema)
+    patterns = patterns_from(settings.pii.patterns, settings.pii.ignore)
+    return LookRules(policy, patterns, naming.sqlglot_dialect, naming.schema)
 
 
 def open_client(settings: Settings, name: str) -> BiClient:

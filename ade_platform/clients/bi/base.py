@@ -34,6 +34,9 @@ class LookRun(TypedDict):
     fields: list[LookField]
     tables: list[TableRef]
     pivots: list[str]
+    # The SQL the BI tool ran for the rows (Looker: the query's generated SQL, `result_format=sql`); None when
+    # the tool would not give it. Masking decides on its parse (ade_platform/lib/sql_protect.py).
+    sql: str | None
 
 
 _QUOTED_VALUE = re.compile(r"'[^']*'")

@@ -383,6 +383,7 @@ class LookerClient(BiClient):
         )
         fields, tables, pivots = self._look_query(look.query)
         started = time.perf_counter()
+        sql = self._generated_sql(look_id, limit)
         raw = self._call(lambda: self._sdk.run_look(segment(look_id), "json", limit=limit), not_found=missing)
         try:
             rows = self._rows(raw)
@@ -397,7 +398,21 @@ class LookerClient(BiClient):
             fields=fields,
             tables=tables,
             pivots=pivots,
+            sql=sql,
         )
+
+    def _generated_sql(self, look_id: int, limit: int) -> str | None:
+        """The SQL Looker generates for the Look (`run_look` with result_format `sql` runs nothing); None when
+        Looker would not give it (masking then fails closed on every column)."""
+        try:
+            text = self._call(lambda: self._sdk.run_look(segment(look_id), "sql", limit=limit))
+        except BiError as exc:
+            if exc.code == "auth_failed":
+                raise
+            return None
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        return text if isinstance(text, str) and text.strip() else None
 
     def _look_query(self, query: Any) -> tuple[list[LookField], list[TableRef], list[str]]:
         """The Look's fields (LookML type and SQL, and the table of those of the explore's base view), the

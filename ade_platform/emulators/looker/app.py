@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ade_platform.emulators import _warehouse
-from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, content
+from ade_platform.emulators.looker import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, content, lookml
 
 API = "/api/4.0"
 DOCS = "https://cloud.google.com/looker/docs/r/err/4.0"
@@ -192,7 +192,7 @@ class LookerEmulator:
             return _error(422, "Validation Failed: limit must be an integer", doc)
         limit = min(max(limit, 1), MAX_LIMIT)
         try:
-            sql, params, fields = content.compile_query_body(query, limit)
+            sql, params, fields = lookml.compile_query_body(query, limit)
         except KeyError as exc:
             return JSONResponse([{"looker_error": f"Unknown field {exc.args[0]!r}"}])
         if fmt == "sql":

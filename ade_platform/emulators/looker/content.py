@@ -9,13 +9,23 @@ from typing import Any
 CREATED = "2025-06-01T10:00:00.000+00:00"
 UPDATED = "2026-02-17T14:22:00.000+00:00"
 
-# The LookML model `jaffle`: its explores (label, sql_table_name) and their fields, one row a field
-# (explore, kind, name, type, sql). A dimension without sql reads the column of its name, as LookML's default
-# `sql: ${TABLE}.<name>` does.
+# The LookML model `jaffle`: its views (label, sql_table_name: a table, or a derived table's SQL in parentheses)
+# and their fields, one row a field (view, kind, name, type, sql). A dimension without sql reads the column of its
+# name, as LookML's default `sql: ${TABLE}.<name>` does; `${view.field}` and `${field}` refer to other fields.
+# Every view is an explore; JOINS lists the views an explore joins (view, sql_on).
 EXPLORES = {
     "orders": ("Orders", "main.orders"),
     "customers": ("Customers", "main.customers"),
     "payments_daily": ("Daily payments", "main.fct_payments_daily"),
+    # A derived table renaming personal columns (quoted, spaced, upper-case names) and a CTE inside it.
+    "customer_directory": (
+        "Customer directory",
+        '(WITH base AS (SELECT * FROM main.customers) SELECT customer_id, email AS "Email Address", '
+        'email AS e_mail, full_name AS "FULL NAME ", lifetime_value FROM base)',
+    ),
+}
+JOINS: dict[str, list[tuple[str, str]]] = {
+    "orders": [("customers", "${orders.customer_id} = ${customers.customer_id}")],
 }
 FIELDS: list[tuple[str, str, str, str, str | None]] = [
     ("orders", "dimension", "order_id", "number", None),
@@ -24,6 +34,23 @@ FIELDS: list[tuple[str, str, str, str, str | None]] = [
     ("orders", "dimension", "status", "string", None),
     # Planted fault: the LookML is valid, but the orders table has no such column.
     ("orders", "dimension", "fulfillment_status", "string", None),
+    # Personal data reached through another view's field, and through a subquery (bi_run_look masks them).
+    ("orders", "dimension", "buyer", "string", "${customers.contact}"),
+    ("orders", "dimension", "buyer_label", "string", "UPPER(${customers.full_name})"),
+    (
+        "orders",
+        "dimension",
+        "buyer_lookup",
+        "string",
+        "(SELECT MAX(c.email) FROM main.customers AS c WHERE c.customer_id = ${TABLE}.customer_id)",
+    ),
+    (
+        "orders",
+        "dimension",
+        "best_customer_value",
+        "number",
+        "(SELECT MAX(lifetime_value) FROM main.customers)",
+    ),
     ("orders", "measure", "count", "count", "COUNT(*)"),
     ("orders", "measure", "total_revenue", "sum", "SUM(${TABLE}.amount)"),
     ("orders", "measure", "total_paid", "sum", "SUM(${TABLE}.total_paid)"),
@@ -47,6 +74,11 @@ FIELDS: list[tuple[str, str, str, str, str | None]] = [
     ("payments_daily", "dimension", "payment_method", "string", None),
     ("payments_daily", "measure", "total_amount", "sum", "SUM(${TABLE}.amount)"),
     ("payments_daily", "measure", "payment_count", "sum", "SUM(${TABLE}.payment_count)"),
+    ("customer_directory", "dimension", "customer_id", "number", None),
+    ("customer_directory", "dimension", "address_book", "string", '${TABLE}."Email Address"'),
+    ("customer_directory", "dimension", "alternate", "string", "${TABLE}.e_mail"),
+    ("customer_directory", "dimension", "display", "string", '${TABLE}."FULL NAME "'),
+    ("customer_directory", "dimension", "value", "number", "${TABLE}.lifetime_value"),
 ]
 
 
@@ -87,6 +119,27 @@ QUERIES: dict[int, dict[str, Any]] = {
         "sorts": ["payments_daily.total_amount desc"],
     },
     8: {"view": "orders", "fields": ["orders.order_date", "orders.count"], "sorts": ["orders.order_date"]},
+    9: {
+        "view": "orders",
+        "fields": ["orders.order_id", "orders.buyer", "orders.buyer_label", "customers.lifetime_value"],
+        "sorts": ["orders.order_id"],
+    },
+    10: {
+        "view": "customer_directory",
+        "fields": [
+            "customer_directory.customer_id",
+            "customer_directory.address_book",
+            "customer_directory.alternate",
+            "customer_directory.display",
+            "customer_directory.value",
+        ],
+        "sorts": ["customer_directory.customer_id"],
+    },
+    11: {
+        "view": "orders",
+        "fields": ["orders.order_id", "orders.buyer_lookup", "orders.best_customer_value"],
+        "sorts": ["orders.order_id"],
+    },
     7: {
         "view": "customers",
         "fields": [
@@ -105,6 +158,11 @@ LOOKS: dict[int, dict[str, Any]] = {
     3: {"title": "Orders by Fulfillment Status", "query_id": 3, "folder": "5"},
     # On no dashboard: a list of customers with their names and e-mail addresses (personal data).
     4: {"title": "Customer Contact List", "query_id": 7, "folder": "6"},
+    # Also on no dashboard: personal data through another view's fields, a derived table's renamed columns,
+    # and subqueries (bi_run_look masks them by the SQL Looker runs).
+    5: {"title": "Orders with Buyers", "query_id": 9, "folder": "6"},
+    6: {"title": "Customer Directory", "query_id": 10, "folder": "6"},
+    7: {"title": "Orders with Buyer Lookup", "query_id": 11, "folder": "6"},
 }
 
 FOLDERS = {"5": "Finance", "6": "Marketing"}
@@ -309,20 +367,22 @@ def dashboard_json(dashboard_id: str, with_elements: bool = True) -> dict[str, A
 
 def explore_json(model: str, explore: str) -> dict[str, Any]:
     e = MODELS[model][explore]
+    views = [explore, *(view for view, _ in JOINS.get(explore, []))]
 
     def fields(kind: str) -> list[dict[str, Any]]:
         return [
             {
-                "name": f"{explore}.{name}",
+                "name": f"{view}.{name}",
                 "label": name.replace("_", " ").title(),
                 "type": ftype,
                 "category": kind[:-1],
-                "view": explore,
+                "view": view,
                 "sql": sql,
                 "is_filter": False,
                 "hidden": False,
             }
-            for name, (ftype, sql) in e[kind].items()
+            for view in views
+            for name, (ftype, sql) in MODELS[model][view][kind].items()
         ]
 
     return {
@@ -340,60 +400,6 @@ def explore_json(model: str, explore: str) -> dict[str, Any]:
             "parameters": [],
         },
     }
-
-
-def field_sql(explore: str, field: str) -> tuple[str, str]:
-    """(kind, SQL expression) of one explore field; KeyError when the explore has no such field."""
-    view, _, name = field.partition(".")
-    e = MODELS["jaffle"][explore]
-    if view != explore:
-        raise KeyError(field)
-    for kind in ("dimensions", "measures"):
-        if name in e[kind]:
-            return kind, e[kind][name][1].replace("${TABLE}", explore)
-    raise KeyError(field)
-
-
-def _filter_sql(expr: str, value: str, params: list[Any]) -> str:
-    """A Looker string filter expression: `a`, `a,b` (any of), `-a` (not)."""
-    negate = value.startswith("-")
-    values = [v.strip() for v in (value[1:] if negate else value).split(",") if v.strip()]
-    params.extend(values)
-    marks = ", ".join("?" for _ in values)
-    return f"{expr} {'NOT IN' if negate else 'IN'} ({marks})"
-
-
-def compile_query(query_id: int, limit: int) -> tuple[str, list[Any], list[str]]:
-    """The SQL Looker would generate for a saved query: (sql, parameters, result field names)."""
-    return compile_query_body(QUERIES[query_id], limit)
-
-
-def compile_query_body(q: dict[str, Any], limit: int) -> tuple[str, list[Any], list[str]]:
-    """The SQL of a query given whole (run_inline_query's WriteQuery: view, fields, filters, sorts); KeyError
-    for a field its explore does not have."""
-    explore = q["view"]
-    table = MODELS["jaffle"][explore]["sql_table_name"]
-    params: list[Any] = []
-    select, group = [], []
-    for i, field in enumerate(q["fields"], start=1):
-        kind, expr = field_sql(explore, field)
-        select.append(f'{expr} AS "{field}"')
-        if kind == "dimensions":
-            group.append(str(i))
-    where = [_filter_sql(field_sql(explore, f)[1], v, params) for f, v in (q.get("filters") or {}).items()]
-    sql = f"SELECT {', '.join(select)} FROM {table} AS {explore}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    if group and len(group) < len(q["fields"]):
-        sql += " GROUP BY " + ", ".join(group)
-    orders = []
-    for sort in q.get("sorts") or []:
-        field, _, direction = sort.partition(" ")
-        orders.append(f'"{field}" {"DESC" if direction.strip().lower() == "desc" else "ASC"}')
-    if orders:
-        sql += " ORDER BY " + ", ".join(orders)
-    sql += f" LIMIT {int(limit)}"
-    return sql, params, q["fields"]
 
 
 def create_dashboard(title: str, folder_id: str, now: str) -> str:

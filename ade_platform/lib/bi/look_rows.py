@@ -52,10 +52,13 @@ class ColumnShape(OpenShape):
 
 @dataclass(frozen=True)
 class LookRules:
-    """What makes a column protected: the exclusion policy (globs and regexes) and the PII name patterns."""
+    """What makes a column protected: the exclusion policy (globs and regexes, placed in the BI warehouse's
+    default database and schema) and the PII name patterns; the dialect the BI tool's SQL is written in."""
 
     exclusions: GuardPolicy
     pii_patterns: tuple[pii.PiiPattern, ...] = pii.BUILTIN_PATTERNS
+    dialect: str | None = None
+    default_schema: str | None = None
 
 
 def read_names(field: LookField) -> list[str]:
@@ -67,15 +70,17 @@ def read_names(field: LookField) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def protected_columns(fields: Sequence[LookField], rules: LookRules) -> dict[str, str]:
+def protected_columns(
+    fields: Sequence[LookField], rules: LookRules, sql_known: bool = False
+) -> dict[str, str]:
     """field name -> why its values are masked, for every protected field of the Look. A field whose table
     is unknown is masked while any exclusion is configured: it may read an excluded table (the guard's rule
-    for an unresolved name)."""
+    for an unresolved name), unless the SQL the Look runs is known (`sql_protected` then reads its tables)."""
     protected: dict[str, str] = {}
     for field in fields:
         relation = field["relation"]
         if relation is None:
-            if rules.exclusions.has_exclusions:
+            if rules.exclusions.has_exclusions and not sql_known:
                 protected[field["name"]] = "unverified_table"
                 continue
         elif matches_exclusion(relation, rules.exclusions) is not None:
@@ -87,6 +92,26 @@ def protected_columns(fields: Sequence[LookField], rules: LookRules) -> dict[str
                 protected[field["name"]] = f"pii:{found.name}"
                 break
     return protected
+
+
+def sql_protected(sql: str, columns: Sequence[str], rules: LookRules) -> dict[str, str]:
+    """column -> why it is masked, decided on the SQL the BI tool runs (parsed in the warehouse's dialect): each
+    output column is traced to the table columns it derives from (views, CTEs, subqueries, expressions); an
+    excluded table read anywhere masks every column; SQL that cannot be parsed masks every column."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    from ade_platform.lib.sql_protect import ProtectRules, protected_outputs
+
+    dialect = rules.dialect or ""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect or None) if s is not None]
+    except (SqlglotError, ValueError, RecursionError):
+        statements = []
+    if len(statements) != 1:
+        return dict.fromkeys(columns, "unparsed_sql")
+    checks = ProtectRules(rules.exclusions, rules.pii_patterns)
+    return protected_outputs(statements[0], dialect, checks, columns, None, rules.default_schema)
 
 
 def mask_rows(
@@ -143,6 +168,7 @@ def look_body(
     mode: RunLookMode,
     cap: int,
     asked: int,
+    sql: str | None = None,
 ) -> dict[str, Any]:
     """The protected part of a bi_run_look answer: rows (masked) or the shape, row_count, truncated.
 
@@ -150,7 +176,11 @@ def look_body(
     unless the API's own ceiling stopped it (then a result of exactly `cap` rows counts as truncated)."""
     truncated = len(rows) > cap or len(rows) >= asked
     rows = list(rows[:cap])
-    protected = protected_columns(fields, rules)
+    protected = protected_columns(fields, rules, sql_known=sql is not None)
+    if sql is not None:
+        columns = list(dict.fromkeys([*(f["name"] for f in fields), *(k for r in rows for k in r)]))
+        for column, reason in sql_protected(sql, columns, rules).items():
+            protected.setdefault(column, reason)
     shown, masked = mask_rows(rows, fields, protected, pivots)
     body: dict[str, Any] = {"row_count": len(rows), "truncated": truncated, "masked_columns": masked}
     if mode == "shape":

@@ -17,10 +17,11 @@ from typing import Any
 import yaml
 
 from ade_platform.lib.errors import CodedError
+from ade_platform.lib.file_secrets import credential_store
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-# Files that hold credentials: never served, wherever they sit.
-SECRET_FILES = {"profiles.yml", "profiles.yaml", ".env", ".user.yml"}
+# Credential folders looked for in the real path too (a symlinked folder inside the project may lead to one).
+_SECRET_DIR_NAMES = {".dbt", ".ssh", ".aws", ".gnupg", ".snowflake"}
 _SKIP_DIRS = {"target", "dbt_packages", "dbt_modules", "logs", "node_modules", "__pycache__"}
 _NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
 
@@ -63,9 +64,21 @@ def mtime_iso(path: Path) -> str:
     )
 
 
+def refuse_credential_store(path: Path, display: str) -> None:
+    """path_not_allowed for a file that holds credentials (profiles.yml, .env, keys, anything under .dbt/...;
+    `ade_platform.lib.file_secrets`), judged on the name asked for and on the real file it leads to."""
+    rule = credential_store(Path(display).parent / path.name)  # the folders asked for, the file read
+    if rule is None:
+        parts = [p for p in path.parts if p.lower() in _SECRET_DIR_NAMES]
+        rule = f"folder {parts[0]}" if parts else None
+    if rule is not None:
+        raise ProjectFileError(
+            "path_not_allowed", f"{display} is a credential store ({rule}) and is never served", rule=rule
+        )
+
+
 def read_text(path: Path, display: str) -> str:
-    if path.name.lower() in SECRET_FILES:
-        raise ProjectFileError("path_not_allowed", f"{display} may hold credentials and is never served")
+    refuse_credential_store(path, display)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -77,17 +90,24 @@ def read_text(path: Path, display: str) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def load_yaml(text: str) -> Any:
+    """The YAML as the tools serve it: the safe loader (C when available)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)
+
+
 def read_yaml(path: Path, display: str) -> Any:
     if path.suffix.lower() not in (".yml", ".yaml"):
         raise ProjectFileError("path_not_allowed", f"{display} is not a YAML file (.yml or .yaml)")
     text = read_text(path, display)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=loader)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ProjectFileError("yaml_invalid", f"{display} is not valid YAML{where}") from None
+    except (ValueError, OverflowError):  # a scalar the loader cannot construct: a date like 2025-13-45
+        raise ProjectFileError("yaml_invalid", f"{display} holds a value YAML cannot construct") from None
 
 
 def project_config(root: Path) -> dict[str, Any]:

@@ -239,6 +239,7 @@ class BiService:
                 mode=bi.run_look,
                 cap=cap,
                 asked=asked,
+                sql=found.get("sql"),
             )
             return {"look_id": found["look_id"], "title": found["title"], "elapsed_ms": found["elapsed_ms"],
                     "tables": found["tables"], **body}  # fmt: skip

@@ -2,8 +2,9 @@
 
 Every path stays inside the project root (settings.dbt.project_dir): `..`, absolute paths and symlinks
 that lead out of it are refused with path_not_allowed, and files that hold credentials (profiles.yml,
-.env) are never served. Compiled SQL comes from <target>/compiled/<package>/<path> (or the newest
-per-invocation folder under the target path, where dagster-dbt builds write), else from the compiled
+.env, keys: `ade_platform.lib.file_secrets`) are never served; every other file's secrets come back as
+***. Compiled SQL comes from <target>/compiled/<package>/<path> (or the newest per-invocation folder under
+the target path, where dagster-dbt builds write), else from the compiled
 code recorded in the manifest or in the last Dagster build's manifest; `compiled_source` says which.
 `fs_list_models` answers from the stored manifest (tags, schema and materialization live there) and falls
 back to the model files on disk when no manifest was materialized.
@@ -12,6 +13,7 @@ back to the model files on disk when no manifest was materialized.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +24,7 @@ from pydantic import Field
 from ade_platform.lib import paging
 from ade_platform.lib.dbt import project_files as pf
 from ade_platform.lib.dbt.lookup import UnresolvedNode
+from ade_platform.lib.file_secrets import TooLarge, redact_document, redact_text
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.base import READ_ONLY, new_toolset, tool
@@ -62,12 +65,18 @@ def _file_provenance(path: Path | None = None) -> dict[str, Any]:
     return stamp
 
 
-def _file_answer(path: Path, content: Any) -> ToolResult:
-    """One parsed file of the project (a schema YAML, dbt_project.yml)."""
+def _file_answer(path: Path, content: Any, scrub: Callable[[str], str]) -> ToolResult:
+    """One parsed file of the project (a schema YAML, dbt_project.yml), its secrets replaced by *** on the parse
+    the answer serves (`redactions` says where: key paths, never values)."""
+    try:
+        clean, found = redact_document(content, scrub)
+    except TooLarge as exc:
+        raise ToolFailure("limit_exceeded", f"{path.name}: {exc}") from None
     return as_result(
         {
             "file_path": str(path),
-            "content": content,
+            "content": clean,
+            "redactions": found.answer(),
             "last_modified": pf.mtime_iso(path),
             "provenance": _file_provenance(path),
         }
@@ -194,6 +203,7 @@ class DbtProjectTools:
             sql, where, origin = self._compiled_sql(model_name, real, rec, uid)
         else:
             sql, where, origin = pf.read_text(real, model_name), real, "model_file"
+        sql, found = redact_text(sql, self.ctx.scrubber())
         return as_result(
             {
                 "model_name": (rec or {}).get("name") or path.stem,
@@ -203,6 +213,7 @@ class DbtProjectTools:
                 "file_path": str(where) if where is not None else None,
                 "sql": sql,
                 "line_count": len(sql.splitlines()),
+                "redactions": found.answer(),
                 "last_modified": pf.mtime_iso(where) if isinstance(where, Path) else None,
                 "provenance": _file_provenance(),
             }
@@ -220,10 +231,13 @@ class DbtProjectTools:
             ),
         ],
     ) -> ToolResult:
-        """A schema YAML file of the project (models, columns, tests, sources as written), parsed."""
+        """A schema YAML file of the project (models, columns, tests, sources as written), parsed. Values that
+        hold credentials or keys come back as *** (`redactions`: count and key paths); credential stores
+        (profiles.yml, .env, *.pem, *.key, credentials*/secrets* files, anything under .dbt/) are refused with
+        path_not_allowed."""
         project_root = self._root()
         real = pf.confine(schema_path, [project_root], project_root)
-        return _file_answer(real, pf.read_yaml(real, schema_path))
+        return _file_answer(real, pf.read_yaml(real, schema_path), self.ctx.scrubber())
 
     @tool(READ_ONLY, answer=ModelListAnswer)
     def fs_list_models(
@@ -280,7 +294,8 @@ class DbtProjectTools:
         """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
         tags). Jinja such as env_var() is returned as written, never rendered."""
         project_root = self._root()
-        return _file_answer(project_root / "dbt_project.yml", pf.project_config(project_root))
+        config = pf.project_config(project_root)
+        return _file_answer(project_root / "dbt_project.yml", config, self.ctx.scrubber())
 
     @tool(READ_ONLY, answer=ReferencesAnswer)
     def fs_find_models_referencing(

@@ -314,6 +314,16 @@ class ColumnLineageAnswer(OpenShape):
 
 
 # ---- dbt-project: fs_* -----------------------------------------------------------------------------------
+class Redactions(OpenShape):
+    count: Annotated[
+        int, Field(description="Values replaced by *** because they hold a credential or a key.")
+    ]
+    paths: Annotated[
+        list[str], Field(description="Where: key paths in the parsed file (line N in text), never values.")
+    ]
+    parsed: Annotated[bool, Field(description="false: the text was scrubbed by shapes, not parsed.")]
+
+
 class ModelSqlAnswer(OpenShape):
     model_name: str
     node_id: str | None
@@ -325,20 +335,26 @@ class ModelSqlAnswer(OpenShape):
     file_path: str | None
     sql: str
     line_count: int
+    redactions: NotRequired[Redactions]
     last_modified: str | None
     provenance: Provenance
 
 
 class YamlFileAnswer(OpenShape):
     file_path: str
-    content: Annotated[Any, Field(description="The parsed YAML.")]
+    content: Annotated[Any, Field(description="The parsed YAML, credentials and keys replaced by ***.")]
+    redactions: NotRequired[Redactions]
     last_modified: str
     provenance: Provenance
 
 
 class ProjectConfigAnswer(OpenShape):
     file_path: str
-    content: Annotated[dict[str, Any], Field(description="dbt_project.yml, parsed; Jinja left as written.")]
+    content: Annotated[
+        dict[str, Any],
+        Field(description="dbt_project.yml, parsed; Jinja left as written, credentials replaced by ***."),
+    ]
+    redactions: NotRequired[Redactions]
     last_modified: str
     provenance: Provenance
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from pydantic import Field, with_config
 from typing_extensions import TypedDict
 
+from ade_platform.lib.bi.look_rows import MaskedColumn
 from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import Paged
 from mcp_bridge.toolsets.schemas.provenance import Provenance
@@ -31,6 +32,12 @@ class ExecuteAnswer(OpenShape):
         bool, Field(description="True when a LIMIT was added to or lowered in the query.")
     ]
     truncated: Annotated[bool, Field(description="True when more rows existed than the limit.")]
+    masked_columns: NotRequired[
+        Annotated[
+            list[MaskedColumn],
+            Field(description='Columns whose values are "<masked>": personal data or untraceable lineage.'),
+        ]
+    ]
     provenance: Provenance
 
 

@@ -89,6 +89,58 @@ class WarehouseService:
             self.ctx.note_unkept_observations(provenance)
         return observed, provenance, None
 
+    # ---- what a query may read and show (issue 34) -------------------------------------------------------
+    def protection(self, name: str) -> tuple[Any, dict[str, Any] | None, str | None]:
+        """(rules, schema, default schema) for checking a query on warehouse `name`: the Snowflake proxy's
+        exclusions and the PII rules (patterns, dbt `pii` tags when a manifest is stored), and the columns of
+        the latest schema snapshot (a `SELECT *` expands to them)."""
+        from ade_platform.clients.warehouses import protect_rules, warehouse_defaults
+        from ade_platform.lib.sql_protect import schema_from_tables, tagged_columns
+
+        tagged: frozenset[Any] = frozenset()
+        manifest_snap = self.inputs.optional("manifest", None)
+        if manifest_snap is not None:
+            tagged = derive(
+                manifest_snap,
+                "pii_tagged_columns",
+                lambda s: tagged_columns(manifest.relations(s.data).values()),
+            )
+        snapshot = self.optional_schema_snapshot(name)
+        schema = None
+        if snapshot is not None:
+            schema = derive(
+                snapshot, "sqlglot_schema", lambda s: schema_from_tables(s.data.get("tables", []))
+            )
+        _, default_schema = warehouse_defaults(self.ctx.settings.warehouse(name))
+        return protect_rules(self.ctx.settings, name, tagged), schema, default_schema
+
+    @staticmethod
+    def refuse_excluded(statement: Any, rules: Any) -> None:
+        """table_excluded when the query reads a table the exclusions name, at any depth: the tables of the parsed
+        statement that runs, and the guard's own reference extraction on it (the Snowflake proxy's check); and
+        when it reads what no exclusion can name (a file, a URL, a table function, SQL text)."""
+        from ade_platform.lib.guard import classify_sql
+        from ade_platform.lib.sql_protect import excluded_tables, outside_reads
+
+        outside = outside_reads(statement)
+        if outside:
+            raise ToolFailure(
+                "table_excluded",
+                f"the query reads outside the warehouse's tables ({', '.join(outside[:3])}): files, URLs, other "
+                "databases and SQL text are not checked against the exclusions",
+            )
+        hits = set(excluded_tables(statement, rules.exclusions))
+        # the guard reads Snowflake SQL: the statement is written in that dialect for it (unchanged on Snowflake)
+        snowflake_sql = statement.sql(dialect="snowflake")
+        hits |= {name.lower() for name in classify_sql(snowflake_sql, rules.exclusions).excluded}
+        if hits:
+            shown = ", ".join(sorted(hits)[:5])
+            raise ToolFailure(
+                "table_excluded",
+                f"the query reads {shown}, which the exclusions keep from agents",
+                tables=sorted(hits),
+            )
+
     # ---- answers ----------------------------------------------------------------------------------------
     def schema_snapshot(self, name: str) -> Snapshot:
         return self.ctx.reader.latest(schema_asset(name))

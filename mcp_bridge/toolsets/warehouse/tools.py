@@ -31,6 +31,7 @@ from mcp_bridge.toolsets.schemas.warehouse import (
 )
 from mcp_bridge.toolsets.warehouse.service import WarehouseService, split, table_index, unreadable
 
+MASK = "<masked>"  # as bi_run_look masks
 HISTORY_ROWS = paging.MAX_LIMIT  # the newest queries read per call, paged
 MAX_SCHEMA_COLUMNS = 5000  # columns per page of a whole schema
 Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
@@ -66,21 +67,31 @@ class WarehouseTools:
         so and `truncated` says more rows existed. `limit` is capped at limits.max_rows (default 1000):
         `limit_requested` is what was asked, `limit` what was applied, `limit_capped` whether it was cut. Writes, DDL and multi-statement batches are refused
         with dml_not_permitted before anything runs. `bytes_processed` is set for BigQuery.
+        A query reading a table the Snowflake exclusions name (at any depth: joins, subqueries, CTEs) is refused
+        with table_excluded before it runs; a column derived from personal data (PII patterns, dbt pii tags) or
+        whose lineage cannot be traced comes back as "<masked>", listed in `masked_columns` with its reason.
         """
-        from ade_platform.lib.warehouse.sql import prepare_select
+        from ade_platform.lib.sql_protect import mask_rows, protected_outputs
+        from ade_platform.lib.warehouse.sql import parse_read_only, prepare_select
 
         name, wh = self.service.pick(warehouse)
         bound = min(limit, self.ctx.settings.limits.max_rows)
         prepared = prepare_select(sql, wh.type, bound)
+        # checked on the statement that runs: the SQL generated from the checked AST, parsed again
+        statement = parse_read_only(prepared.sql, wh.type)
+        rules, schema, default_schema = self.service.protection(name)
+        self.service.refuse_excluded(statement, rules)
         wc = self.service.client(name)
 
         def run() -> dict[str, Any]:
             started = time.perf_counter()
             result = wc.query(prepared.sql, max_rows=prepared.fetch)
             elapsed = (time.perf_counter() - started) * 1000
-            rows = result.rows[:bound]
+            protected = protected_outputs(statement, wh.type, rules, result.columns, schema, default_schema)
+            rows = mask_rows(result.rows[:bound], protected, MASK)
             return {
                 "rows": rows,
+                "masked_columns": [{"column": c, "reason": r} for c, r in protected.items()],
                 "row_count": len(rows),
                 "columns": result.columns,
                 "elapsed_ms": round(elapsed, 1),
