@@ -43,16 +43,25 @@ def install(scrub: Callable[[str], str] | None = None, workspace: Iterable[Path 
 
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = current(*args, **kwargs)
+        try:
+            _tidy(record)
+        except Exception:  # a log call must never fail for hygiene's sake: keep the line, drop its traceback
+            record.exc_info = record.exc_text = record.stack_info = None
+        return record
+
+    def _tidy(record: logging.LogRecord) -> None:
+        # Records are made by every library in the process, some with odd fields (Dagster's may carry no
+        # level number): only a plain error record of FastMCP's is looked at without exc_info.
+        level = record.levelno if isinstance(record.levelno, int) else 0
         if record.exc_info and record.exc_info[1] is not None:
             _rewrite(record)
-        elif record.levelno >= logging.ERROR and record.name.startswith("fastmcp"):
+        elif level >= logging.ERROR and str(record.name).startswith("fastmcp"):
             # FastMCP logs a ToolError it passes on without exc_info ("Error calling tool 'x'"), from inside
             # the except block: the code comes from the exception being handled.
             handled = sys.exc_info()
             if handled[1] is not None:
                 record.exc_info = handled
                 _rewrite(record)
-        return record
 
     setattr(factory, _MARK, True)
     logging.setLogRecordFactory(factory)
