@@ -247,6 +247,12 @@ class AccessControl:
         return cls(AccessPolicy(access), CallerLimiter.live(access.limits))
 
 
+_SURFACE_HINT = (
+    "Resources and prompts belong to a toolset: they need a role that reads it (mcp.access in ade.yaml grants "
+    "roles to scopes and groups)."
+)
+
+
 # ---- the middleware ---------------------------------------------------------------------------------------
 @dataclass
 class _Surfaces:
@@ -362,6 +368,7 @@ class CallerAccess(Middleware):
                     "forbidden",
                     f"reading {toolset or 'this'} resource is not allowed for {caller.user} "
                     f"(roles: {', '.join(roles) or 'none'})",
+                    _SURFACE_HINT,
                     roles=roles,
                     effect="read",
                 )
@@ -382,6 +389,7 @@ class CallerAccess(Middleware):
                 raise ToolFailure(
                     "forbidden",
                     f"prompt {name} is not allowed for {caller.user} (roles: {', '.join(roles) or 'none'})",
+                    _SURFACE_HINT,
                     roles=roles,
                     effect="read",
                 )
