@@ -215,6 +215,16 @@ async def call_all(server: Any) -> tuple[dict[str, tuple[bool, Any]], list[Any]]
             outcomes[name] = (ok, payload)
             if ok:
                 answers[name] = payload
+        # resources are reads too: every static one, and the dbt Cloud artifact (a live read of dbt Cloud)
+        uris = [str(r.uri) for r in await client.list_resources()]
+        if "dbtcloud_fetch_artifact" in answers:
+            uris.append(answers["dbtcloud_fetch_artifact"]["resource_uri"])
+        for uri in uris:
+            try:
+                await client.read_resource(uri)
+                outcomes[uri] = (True, None)
+            except Exception as exc:  # the structured error's JSON is the message
+                outcomes[uri] = (False, {"error": "resource_read_failed", "detail": str(exc)[:300]})
     return outcomes, catalogs
 
 
@@ -252,7 +262,7 @@ def run_examples(settings: Settings, env: dict[str, str]) -> dict[str, Any]:
     outcomes, catalogs_before = asyncio.run(call_all(server))
     import ade_platform.live
 
-    ade_platform.live.flush_all(60)  # the fast path's audit runs land before the files are compared
+    ade_platform.live.flush_all(600)  # the fast path's audit runs land before the files are compared
     catalogs_after = asyncio.run(catalogs_now(server))
     after_files, after_remote = files(settings), remote_changes(env)
     changed = sorted(
@@ -268,6 +278,7 @@ def run_examples(settings: Settings, env: dict[str, str]) -> dict[str, Any]:
     }
     return {
         "server": server,
+        "dagster_home": settings.dagster_home,
         "polled": polled,
         "outcomes": outcomes,
         "changed_files": changed,
@@ -319,3 +330,11 @@ def test_each_example_answers_and_changes_nothing(report: dict[str, Any]) -> Non
     # no request that changes dbt Cloud, Looker or Metabase
     assert report["dbt_cloud_changes"] == 0
     assert report["bi_posts"] == {"looker": {}, "metabase": {}}, report["bi_posts"]
+    # the live resource read is audited like a tool's read, and names its caller
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(report["dagster_home"])) as instance:
+        tags = [
+            run.tags for run in instance.get_runs() if run.job_name == "live__dbtcloud_run_artifact_resource"
+        ]
+    assert tags and tags[0]["ade/tool"] == "dbtcloud_run_artifact_resource" and tags[0]["ade/user"], tags
