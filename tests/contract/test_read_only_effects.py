@@ -7,8 +7,9 @@ What counts as a write, and what a read may leave behind:
   the audit (the Dagster instance under DAGSTER_HOME, where live reads are recorded, and its audit journal), the
   store's live observations (`.observations`: what a live read saw, written by design, docs/DEVELOPING.md "Live
   observations"), the sandbox's scratch folder (`_scratch`: a validation's temporary files, deleted after the
-  answer and never listed or served) and the emulators' own state and logs (they stand in for remote systems,
-  whose requests are checked below). Anything else is a write.
+  answer and never listed or served), the empty advisory lock files under `locks/` (readers of the dbt target
+  folder take its publishers' lock: coordination, no content) and the emulators' own state and logs (they stand in
+  for remote systems, whose requests are checked below). Anything else is a write.
 - Warehouse objects: the DuckDB warehouse's and the Snowflake stand-in's table lists, before and after.
 - Remote calls: the dbt Cloud emulator's count of non-GET requests, and the Looker and Metabase emulators' counts
   by method and path. Reads those APIs define as POST are allowed by name: Looker's session login and Metabase's
@@ -145,6 +146,7 @@ def _allowed(settings: Settings) -> list[Path]:
         settings.home.resolve()
         / "emulators",  # the stand-ins for remote systems (checked through their APIs)
         settings.home.resolve() / "logs",  # the emulators' logs
+        settings.home.resolve() / "locks",  # empty advisory lock files (the dbt target folder's publishers')
     ]
 
 
