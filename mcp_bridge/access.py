@@ -12,7 +12,11 @@ that allow a tool, and the per-caller limits on live tools.
 - **Access** (HTTP with `auth: oidc` only): the caller's roles come from its token's scopes and groups
   (`mcp.access`); tools no role allows are absent from its `tools/list` and refused with `forbidden`.
 - **Limits** (with access): live calls per minute and live calls running at once, per user; over either the call
-  is refused with `rate_limited` and `retry_after_seconds` before anything runs. Per gateway replica.
+  is refused with `rate_limited` and `retry_after_seconds` before anything runs. Per gateway replica. CPU-heavy
+  reads (`HEAVY`: agent patterns, the Snowfakery sandbox) have limits of their own on every transport.
+- **Resources and prompts** belong to the toolset that registers them and are reads of it: listed and served only
+  to callers whose roles read that toolset; a resource whose read reaches an outside system (`LIVE_RESOURCES`)
+  counts as a live call.
 """
 
 from __future__ import annotations
@@ -47,8 +51,29 @@ CHANGES: dict[str, Effect] = {
     "sync_objects": "workspace",
     # writes a run folder in the snowfakery workspace (a dburl is a sqlite file inside it)
     "snowfakery.run_recipe": "workspace",
+    # run a recipe to keep its diagram / CumulusCI mapping in a new run folder (served as run resources)
+    "snowfakery.render_diagram": "workspace",
+    "snowfakery.generate_mapping": "workspace",
 }
 _CHANGES = {name.replace(".", "_"): effect for name, effect in CHANGES.items()}
+# Reads whose cost is the gateway's own CPU, set by the agent's input: patterns compiled and run over a log or
+# over every column name, recipes run in the sandbox's child. Limited per caller on every transport (stdio and the
+# shared token are one caller each): `mcp.access.limits.heavy_calls_per_minute` / `concurrent_heavy_calls`.
+HEAVY: frozenset[str] = frozenset(
+    {
+        "orchestrator_detect_patterns",  # agent regexes over a log of up to 2 MB
+        "dbt_scan_pii_risk",  # agent regexes (extra_patterns) over every column of the catalog
+        "snowfakery.validate_recipe",
+        "snowfakery.explain_errors",  # validates first
+        "snowfakery.run_recipe",
+        "snowfakery.render_diagram",
+        "snowfakery.generate_mapping",
+        "snowfakery.draft_recipe",  # validates each draft
+    }
+)
+_HEAVY = {name.replace(".", "_") for name in HEAVY}
+# Resources (URI templates) whose read reaches a system outside ADE: audited reads, counted as live calls.
+LIVE_RESOURCES: frozenset[str] = frozenset({"dbtcloud://runs/{run_id}/artifacts/{name}"})
 SHARED_TOKEN_CLIENT = "shared-token"
 _WINDOW_SECONDS = 60.0
 
@@ -57,6 +82,7 @@ _WINDOW_SECONDS = 60.0
 class ToolClass:
     effect: Effect | None  # None: unclassified, allowed to no role
     live: bool  # changes something or may reach an outside system: counted by the per-caller limits
+    heavy: bool = False  # CPU-heavy on the gateway: counted by the heavy-call limits
 
 
 def classify(name: str, annotations: Any) -> ToolClass:
@@ -66,7 +92,8 @@ def classify(name: str, annotations: Any) -> ToolClass:
     if effect is None and read_only:
         effect = "read"
     open_world = getattr(annotations, "open_world_hint", None) is True
-    return ToolClass(effect=effect, live=effect not in (None, "read") or open_world)
+    heavy = name.replace(".", "_") in _HEAVY
+    return ToolClass(effect=effect, live=effect not in (None, "read") or open_world, heavy=heavy)
 
 
 # ---- who is calling -----------------------------------------------------------------------------------------
@@ -80,16 +107,34 @@ def caller_of(token: AccessToken | None, oidc: OidcSettings | None) -> Caller:
     user_claim = oidc.user_claim if oidc else "sub"
     groups_claim = oidc.groups_claim if oidc else "groups"
     user = claims.get(user_claim) or token.subject or token.client_id
-    groups = claims.get(groups_claim) or []
-    if isinstance(groups, str):
-        groups = groups.split()
     return Caller(
         user=str(user),
         client=str(token.client_id),
-        scopes=frozenset(token.scopes or ()),
-        groups=frozenset(str(g) for g in groups if isinstance(g, str | int)),
+        scopes=frozenset(token_scopes(claims, token.scopes)),
+        groups=frozenset(claim_values(claims.get(groups_claim))),
         signed_in=True,
     )
+
+
+def claim_values(value: Any, *, space_separated: bool = False) -> list[str]:
+    """A multi-valued claim as the identity provider sent it: an array is its string (or integer) items; a string
+    is one value, unless the claim is defined as a space-separated list (OAuth's `scope`); anything else (an
+    object, a number, a boolean) names nothing. A group called "Data Platform" stays one group."""
+    if isinstance(value, str):
+        return value.split() if space_separated else ([value] if value else [])
+    if isinstance(value, list):
+        return [str(item) for item in value if isinstance(item, str | int) and not isinstance(item, bool)]
+    return []
+
+
+def token_scopes(claims: Mapping[str, Any], verified: Sequence[str] | None) -> list[str]:
+    """The token's scopes: `scope` (RFC 9068 / RFC 8693: one space-separated string), else `scp` (Entra ID: a
+    space-separated string; Okta and others: an array), the first present as FastMCP's verifier reads them.
+    Without either claim, what the verifier found (the shared token has none)."""
+    for claim in ("scope", "scp"):
+        if claim in claims:
+            return claim_values(claims[claim], space_separated=True)
+    return [scope for scope in verified or () if isinstance(scope, str)]
 
 
 # ---- what a caller may do -----------------------------------------------------------------------------------
@@ -121,33 +166,52 @@ class AccessPolicy:
 
 
 class CallerLimiter:
-    """Live calls per user: at most `live_calls_per_minute` started in any 60 s, `concurrent_live_calls` at once.
-    In memory, per gateway process (N replicas allow N times the limit)."""
+    """Calls per user of one class (live, heavy): at most `per_minute` started in any 60 s, `at_once` running at
+    once (None: no limit). In memory, per gateway process (N replicas allow N times the limit)."""
 
-    def __init__(self, limits: CallerLimits, clock: Any = time.monotonic):
-        self.limits = limits
+    def __init__(
+        self,
+        per_minute: int | None,
+        at_once: int | None,
+        *,
+        kind: str = "live",
+        clock: Any = time.monotonic,
+    ):
+        self.per_minute, self.at_once, self.kind = per_minute, at_once, kind
         self.clock = clock
         self._lock = threading.Lock()
         self._started: dict[str, deque[float]] = {}
         self._running: dict[str, int] = {}
 
+    @classmethod
+    def live(cls, limits: CallerLimits) -> CallerLimiter:
+        return cls(limits.live_calls_per_minute, limits.concurrent_live_calls, kind="live")
+
+    @classmethod
+    def heavy(cls, limits: CallerLimits) -> CallerLimiter:
+        return cls(limits.heavy_calls_per_minute, limits.concurrent_heavy_calls, kind="CPU-heavy")
+
     @contextlib.contextmanager
     def admitted(self, user: str) -> Iterator[None]:
-        """Hold one live-call slot of `user` for the block; ToolFailure(rate_limited) when none is free."""
+        """Hold one slot of `user` for the block; ToolFailure(rate_limited) when none is free."""
         with self._lock:
             now = self.clock()
             started = self._started.setdefault(user, deque())
             while started and started[0] <= now - _WINDOW_SECONDS:
                 started.popleft()
-            per_minute, at_once = self.limits.live_calls_per_minute, self.limits.concurrent_live_calls
+            per_minute, at_once = self.per_minute, self.at_once
             if per_minute is not None and len(started) >= per_minute:
                 wait = max(1, math.ceil(started[0] + _WINDOW_SECONDS - now))
+                if not started:
+                    self._started.pop(user, None)
                 raise _rate_limited(
-                    f"{len(started)} live calls in the last minute (limit {per_minute})", wait
+                    f"{len(started)} {self.kind} calls in the last minute (limit {per_minute})", wait
                 )
             running = self._running.get(user, 0)
             if at_once is not None and running >= at_once:
-                raise _rate_limited(f"{running} live calls of yours are running (limit {at_once})", 1)
+                if not started:
+                    self._started.pop(user, None)
+                raise _rate_limited(f"{running} {self.kind} calls of yours are running (limit {at_once})", 1)
             started.append(now)
             self._running[user] = running + 1
         try:
@@ -180,13 +244,39 @@ class AccessControl:
     @classmethod
     def from_settings(cls, settings: Settings) -> AccessControl:
         access = settings.mcp.access
-        return cls(AccessPolicy(access), CallerLimiter(access.limits))
+        return cls(AccessPolicy(access), CallerLimiter.live(access.limits))
+
+
+_SURFACE_HINT = (
+    "Resources and prompts belong to a toolset: they need a role that reads it (mcp.access in ade.yaml grants "
+    "roles to scopes and groups)."
+)
 
 
 # ---- the middleware ---------------------------------------------------------------------------------------
+@dataclass
+class _Surfaces:
+    """Which toolset registered each tool, resource, resource template and prompt (built on first use)."""
+
+    tools: dict[str, str]
+    resources: dict[str, str]  # uri -> toolset
+    templates: list[tuple[Any, str]]  # (ResourceTemplate, toolset)
+    prompts: dict[str, str]
+
+    def resource(self, uri: str) -> tuple[str | None, str | None]:
+        """(toolset, the URI or template it matched) of a URI; (None, None) for one no toolset serves."""
+        if uri in self.resources:
+            return self.resources[uri], uri
+        for template, toolset in self.templates:
+            if template.matches(uri) is not None:
+                return toolset, template.uri_template
+        return None, None
+
+
 class CallerAccess(Middleware):
-    """Runs every call as its caller; with `control`, lists and allows only what the caller's roles allow and
-    holds a live-call slot of theirs for each live call. Beside `StructuredErrors` (which is outside it)."""
+    """Runs every call as its caller and holds a CPU-heavy slot of theirs for each heavy call; with `control`,
+    lists and allows only the tools, resources and prompts the caller's roles allow and holds a live-call slot of
+    theirs for each live call and live resource read. Beside `StructuredErrors` (which is outside it)."""
 
     def __init__(
         self,
@@ -197,52 +287,64 @@ class CallerAccess(Middleware):
         self.oidc = settings.mcp.http.oidc
         self.control = control
         self.toolsets = dict(toolsets or {})
-        self._toolset_of: dict[str, str] | None = None
+        self.heavy = CallerLimiter.heavy(settings.mcp.access.limits)
+        self._surfaces: _Surfaces | None = None
 
     def caller(self) -> Caller:
         return caller_of(get_access_token(), self.oidc)
 
-    async def _toolset(self, tool: str) -> str | None:
-        if self._toolset_of is None:
-            found: dict[str, str] = {}
+    async def surfaces(self) -> _Surfaces:
+        if self._surfaces is None:
+            found = _Surfaces({}, {}, [], {})
             for name, server in self.toolsets.items():
-                for listed in await server.list_tools(run_middleware=False):
-                    found[listed.name] = name
-            self._toolset_of = found
-        return self._toolset_of.get(tool)
+                for tool in await server.list_tools(run_middleware=False):
+                    found.tools[tool.name] = name
+                for resource in await server.list_resources(run_middleware=False):
+                    found.resources[str(resource.uri)] = name
+                for template in await server.list_resource_templates(run_middleware=False):
+                    found.templates.append((template, name))
+                for prompt in await server.list_prompts(run_middleware=False):
+                    found.prompts[prompt.name] = name
+            self._surfaces = found
+        return self._surfaces
 
     async def _allowed(self, caller: Caller, roles: list[str], tool: Any) -> tuple[bool, ToolClass]:
         kind = classify(tool.name, tool.annotations)
         assert self.control is not None
         allowed = caller.signed_in and self.control.policy.allows(
-            roles, kind.effect, await self._toolset(tool.name)
+            roles, kind.effect, (await self.surfaces()).tools.get(tool.name)
         )
         return allowed, kind
 
+    def _reads(self, caller: Caller, roles: list[str], toolset: str | None) -> bool:
+        assert self.control is not None
+        return caller.signed_in and self.control.policy.allows(roles, "read", toolset)
+
     async def on_call_tool(self, context, call_next):  # type: ignore[override]
         caller = self.caller()
-        with calling_as(caller):
-            if self.control is None:
-                return await call_next(context)
+        with calling_as(caller), contextlib.ExitStack() as slots:
             name = context.message.name
-            server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
-            tool = await server.get_tool(name) if server is not None else None
-            if tool is None:  # unknown: FastMCP's own answer
-                return await call_next(context)
-            roles = self.control.policy.roles(caller)
-            allowed, kind = await self._allowed(caller, roles, tool)
-            if not allowed:
-                raise ToolFailure(
-                    "forbidden",
-                    f"{name} ({kind.effect or 'unclassified'}) is not allowed for {caller.user} "
-                    f"(roles: {', '.join(roles) or 'none'})",
-                    roles=roles,
-                    effect=kind.effect,
-                )
-            if not kind.live:
-                return await call_next(context)
-            with self.control.limiter.admitted(caller.user):
-                return await call_next(context)
+            if self.control is not None:
+                server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+                tool = await server.get_tool(name) if server is not None else None
+                if tool is None:  # unknown: FastMCP's own answer
+                    return await call_next(context)
+                roles = self.control.policy.roles(caller)
+                allowed, kind = await self._allowed(caller, roles, tool)
+                if not allowed:
+                    raise ToolFailure(
+                        "forbidden",
+                        f"{name} ({kind.effect or 'unclassified'}) is not allowed for {caller.user} "
+                        f"(roles: {', '.join(roles) or 'none'})",
+                        roles=roles,
+                        effect=kind.effect,
+                    )
+                if kind.live:
+                    slots.enter_context(self.control.limiter.admitted(caller.user))
+            # by name: every transport, without looking the tool up (stdio and the shared token have no control)
+            if name.replace(".", "_") in _HEAVY:
+                slots.enter_context(self.heavy.admitted(caller.user))
+            return await call_next(context)
 
     async def on_list_tools(self, context, call_next):  # type: ignore[override]
         tools = await call_next(context)
@@ -252,30 +354,69 @@ class CallerAccess(Middleware):
         roles = self.control.policy.roles(caller)
         return [tool for tool in tools if (await self._allowed(caller, roles, tool))[0]]
 
-    # Resources and prompts (snowfakery docs and runs, dbt Cloud artifacts) are reads: any role that reads.
-    def _reads(self) -> bool:
-        assert self.control is not None
-        caller = self.caller()
-        return caller.signed_in and self.control.policy.reads_anything(self.control.policy.roles(caller))
-
+    # Resources and prompts are reads of the toolset that registered them: the same decision as its read tools.
     async def on_read_resource(self, context, call_next):  # type: ignore[override]
-        if self.control is not None and not self._reads():
-            raise ToolFailure("forbidden", "reading resources needs a role that reads", roles=[])
-        return await call_next(context)
+        caller = self.caller()
+        with calling_as(caller):  # a live resource's audit run names its reader
+            if self.control is None:
+                return await call_next(context)
+            uri = str(context.message.uri)
+            toolset, matched = (await self.surfaces()).resource(uri)
+            roles = self.control.policy.roles(caller)
+            if not self._reads(caller, roles, toolset):
+                raise ToolFailure(
+                    "forbidden",
+                    f"reading {toolset or 'this'} resource is not allowed for {caller.user} "
+                    f"(roles: {', '.join(roles) or 'none'})",
+                    _SURFACE_HINT,
+                    roles=roles,
+                    effect="read",
+                )
+            if matched not in LIVE_RESOURCES:
+                return await call_next(context)
+            with self.control.limiter.admitted(caller.user):
+                return await call_next(context)
 
     async def on_get_prompt(self, context, call_next):  # type: ignore[override]
-        if self.control is not None and not self._reads():
-            raise ToolFailure("forbidden", "prompts need a role that reads", roles=[])
-        return await call_next(context)
+        caller = self.caller()
+        with calling_as(caller):
+            if self.control is None:
+                return await call_next(context)
+            name = context.message.name
+            toolset = (await self.surfaces()).prompts.get(name)
+            roles = self.control.policy.roles(caller)
+            if not self._reads(caller, roles, toolset):
+                raise ToolFailure(
+                    "forbidden",
+                    f"prompt {name} is not allowed for {caller.user} (roles: {', '.join(roles) or 'none'})",
+                    _SURFACE_HINT,
+                    roles=roles,
+                    effect="read",
+                )
+            return await call_next(context)
+
+    async def _listed(self, listed: Any, toolset_of: Any) -> Any:
+        caller = self.caller()
+        roles = self.control.policy.roles(caller)
+        return [item for item in listed if self._reads(caller, roles, toolset_of(item))]
 
     async def on_list_resources(self, context, call_next):  # type: ignore[override]
         listed = await call_next(context)
-        return listed if self.control is None or self._reads() else []
+        if self.control is None:
+            return listed
+        found = await self.surfaces()
+        return await self._listed(listed, lambda r: found.resources.get(str(r.uri)))
 
     async def on_list_resource_templates(self, context, call_next):  # type: ignore[override]
         listed = await call_next(context)
-        return listed if self.control is None or self._reads() else []
+        if self.control is None:
+            return listed
+        owner = {template.uri_template: toolset for template, toolset in (await self.surfaces()).templates}
+        return await self._listed(listed, lambda t: owner.get(t.uri_template))
 
     async def on_list_prompts(self, context, call_next):  # type: ignore[override]
         listed = await call_next(context)
-        return listed if self.control is None or self._reads() else []
+        if self.control is None:
+            return listed
+        found = await self.surfaces()
+        return await self._listed(listed, lambda p: found.prompts.get(p.name))

@@ -165,7 +165,7 @@ def oidc_auth(settings: Settings, host: str, port: int) -> OidcResourceServer:
         token_verifier=verifier,
         authorization_servers=[oidc.issuer],  # type: ignore[list-item]
         base_url=resource.removesuffix(MCP_PATH),
-        scopes_supported=sorted(settings.mcp.access.scopes),
+        scopes_supported=settings.mcp.access.advertised(),  # hosts request every scope advertised
         resource_name="ADE Platform",
     )
 

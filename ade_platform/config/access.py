@@ -76,6 +76,20 @@ class CallerLimits(_Model):
     concurrent_live_calls: int | None = Field(
         4, ge=1, description="Live tool calls one caller may have running at once (null: no limit)."
     )
+    # CPU-heavy reads (agent patterns, the Snowfakery sandbox) run on the gateway's own cores; these hold over
+    # every transport (stdio and the shared token are one caller each), unlike the live-call limits above.
+    heavy_calls_per_minute: int | None = Field(
+        120,
+        ge=1,
+        description="Calls of CPU-heavy tools (pattern search, the Snowfakery sandbox) per caller in any 60 s, "
+        "over every transport (null: no limit).",
+    )
+    concurrent_heavy_calls: int | None = Field(
+        2,
+        ge=1,
+        description="CPU-heavy tool calls one caller may have running at once, over every transport "
+        "(null: no limit).",
+    )
 
 
 BUILTIN_ROLES: dict[str, Role] = {
@@ -105,6 +119,22 @@ class AccessSettings(_Model):
         default_factory=list, description="Roles of every signed-in caller, whatever its scopes and groups."
     )
     limits: CallerLimits = Field(default_factory=CallerLimits)
+    advertised_scopes: list[str] | None = Field(
+        None,
+        description="The scopes the sign-in metadata advertises (`scopes_supported`); MCP hosts request every "
+        "one advertised, so an operator or admin scope listed here lands in every user's token request. "
+        "Default: the scopes whose roles only read.",
+    )
+
+    def advertised(self) -> list[str]:
+        """`scopes_supported` of the protected-resource metadata: as configured, else the read-only scopes."""
+        if self.advertised_scopes is not None:
+            return sorted(set(self.advertised_scopes))
+        return sorted(
+            scope
+            for scope, grants in self.scopes.items()
+            if grants and all(set(self.roles[name].effects) <= {"read"} for name in grants)
+        )
 
     @field_validator("roles", mode="before")
     @classmethod

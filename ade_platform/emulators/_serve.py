@@ -2,11 +2,14 @@
 its queries read; default ADE_HOME/warehouse/demo.duckdb).
 
 Every request passes the Host/Origin guard first (ade_platform/lib/http_guard.py): a web page the user opens
-cannot reach an emulator on loopback through DNS rebinding or a cross-site request."""
+cannot reach an emulator on loopback through DNS rebinding or a cross-site request. `GET /_emulator/requests`
+answers how many requests of each method and path the emulator served (the tests' proof that a read sent no
+write)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,5 +31,29 @@ def serve_with(name: str, build: Callable[[argparse.Namespace], Any]) -> None:
     args = parser.parse_args()
     import uvicorn
 
-    app = HostOriginGuard(build(args), local_policy(args.port, args.host))
+    app = HostOriginGuard(RequestCounts(build(args)), local_policy(args.port, args.host))
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+class RequestCounts:
+    """An ASGI app that counts its HTTP requests by method and path (no query, no body) and serves the counts at
+    `GET /_emulator/requests`: `{"requests": {"POST /api/4.0/login": 1, ...}}`."""
+
+    PATH = "/_emulator/requests"
+
+    def __init__(self, app: Any):
+        self.app = app
+        self.counts: dict[str, int] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http":
+            return await self.app(scope, receive, send)
+        if scope.get("path") == self.PATH and scope.get("method") == "GET":
+            body = json.dumps({"requests": dict(self.counts)}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return None
+        key = f"{scope.get('method')} {scope.get('path')}"
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return await self.app(scope, receive, send)

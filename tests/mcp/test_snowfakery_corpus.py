@@ -61,7 +61,8 @@ def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> FastMCP:
     (root / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     config = {
         "home": str(root / "home"),
-        "mcp": {"toolsets": ["snowfakery"]},
+        # ~200 sandbox calls from one (local) caller: more than the per-user heavy-call limit allows a minute
+        "mcp": {"toolsets": ["snowfakery"], "access": {"limits": {"heavy_calls_per_minute": None}}},
         "snowfakery": {
             "workspace_root": str(SNOWFAKERY),
             "runs_dir": str(root / "runs"),

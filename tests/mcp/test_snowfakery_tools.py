@@ -96,6 +96,10 @@ def test_surface_tools_resources_prompts(server: FastMCP) -> None:
     assert set(tools) == TOOLS
     assert all(t.annotations is not None for t in tools.values())
     assert tools["snowfakery.run_recipe"].annotations.read_only_hint is False
+    # they keep a run folder (the diagram, the mapping): workspace writes, not reads (issue 34)
+    for name in ("snowfakery.render_diagram", "snowfakery.generate_mapping"):
+        assert tools[name].annotations.read_only_hint is False, name
+        assert tools[name].annotations.destructive_hint is False, name
     assert tools["snowfakery.get_schema"].annotations.read_only_hint is True
 
     async def go() -> tuple[set[str], set[str], set[str]]:

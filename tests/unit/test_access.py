@@ -48,9 +48,8 @@ def test_access_settings_refuse_unknown_roles_and_toolsets() -> None:
 
 def test_limiter_per_minute_and_at_once() -> None:
     now = [1000.0]
-    limiter = CallerLimiter(
-        CallerLimits(live_calls_per_minute=2, concurrent_live_calls=1), clock=lambda: now[0]
-    )
+    limiter = CallerLimiter.live(CallerLimits(live_calls_per_minute=2, concurrent_live_calls=1))
+    limiter.clock = lambda: now[0]
     with limiter.admitted("alice"):
         with pytest.raises(ToolFailure) as busy, limiter.admitted("alice"):
             pass

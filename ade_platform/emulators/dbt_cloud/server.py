@@ -39,6 +39,7 @@ class Faults:
         self.retry_after = 1
         self.requests = 0
         self.throttled = 0
+        self.changes = 0  # API requests other than GET (a trigger, a cancel): what a read must never send
 
 
 class ApiError(Exception):
@@ -239,9 +240,11 @@ def make_handler(api: Api, hosts: HostPolicy) -> type[BaseHTTPRequestHandler]:
                     api.account.hold(held)
                     return self._send(200, {"held": held})
                 if url.path == "/_emulator/requests":
-                    return self._send(200, {"requests": faults.requests, "throttled": faults.throttled})
+                    counts = {"requests": faults.requests, "throttled": faults.throttled}
+                    return self._send(200, {**counts, "changes": faults.changes})
                 with faults.lock:
                     faults.requests += 1
+                    faults.changes += method != "GET"
                     throttle = faults.rate_limited > 0
                     if throttle:
                         faults.rate_limited -= 1

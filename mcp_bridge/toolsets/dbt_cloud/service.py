@@ -31,6 +31,7 @@ JOBS_ASSET = "dbt_cloud_jobs"
 RUNS_ASSET = "dbt_cloud_runs"
 FRESHNESS_ASSET = "dbt_cloud_freshness"
 RESOURCE_URI = "dbtcloud://runs/{run_id}/artifacts/{name}"
+RESOURCE_TOOL = "dbtcloud_run_artifact_resource"  # the audit runs' ade/tool for reads of RESOURCE_URI
 # The failures of the check for something newer after which the snapshot still answers, flagged stale.
 UNREACHABLE = frozenset({"connection_failed", "rate_limited", "upstream_error", "auth_failed"})
 # progress, total, message: an MCP progress notification (fastmcp's Context.report_progress)
@@ -251,8 +252,12 @@ class DbtCloudService:
             raise ToolFailure(
                 "invalid_argument", "expected dbtcloud://runs/<run id>/artifacts/<artifact>.json"
             )
-        client = self.client()
-        artifact = await anyio.to_thread.run_sync(lambda: client.get_artifact(int(run_id), name))
+        # a read of dbt Cloud like dbtcloud_fetch_artifact's: audited the same way (the fast path of reads)
+        artifact, _stamp = await self.live(
+            RESOURCE_TOOL,
+            lambda c: c.get_artifact(int(run_id), name),
+            {"run_id": int(run_id), "name": name},
+        )
         return artifact.content.decode()
 
     async def list_jobs(self, project_id: int, environment_id: int | None) -> shapes.JobsAnswer:

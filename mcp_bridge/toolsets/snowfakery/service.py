@@ -117,3 +117,23 @@ def service_from_settings(settings: Settings) -> Any:
     # every secret in the settings: never echoed, whatever a recipe prints
     secrets = configured_secrets(settings)
     return SnowfakeryService(workspace, policy, ContentLibrary(cfg.docs_dir), secrets=secrets)
+
+
+def audited_run(ctx: Any, tool: str, service: Any, source: Any, params: Any) -> dict[str, Any]:
+    """A sandboxed run that keeps a run folder (render_diagram, generate_mapping: their diagram and mapping are
+    served from it) as what it is, a workspace write: a live call on the journaled fast path, like run_recipe
+    without a database URL. Refused requests never start a run."""
+    from ade_platform.lib.snowfakery.runs import prepare_run
+    from ade_platform.lib.snowfakery.runs import run_recipe as execute
+
+    plan = prepare_run(service, source, params)
+    arguments = {
+        "recipe": source.display,
+        "options": params.options or None,
+        "reps": params.reps,
+        "output_format": params.output_format,
+    }
+    value, _stamp = ctx.live_call(
+        tool, lambda: execute(service, source, params, plan), arguments=arguments, effects="workspace"
+    )
+    return value

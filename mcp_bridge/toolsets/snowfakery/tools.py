@@ -31,7 +31,7 @@ from mcp_bridge.toolsets.schemas.snowfakery import (
     TargetNumber,
     Validation,
 )
-from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, example_item, example_uri
+from mcp_bridge.toolsets.snowfakery.service import ServiceHolder, audited_run, example_item, example_uri
 
 SEARCH_HITS = 100  # the best hits of a docs search, paged
 SANDBOXED = ToolAnnotations(
@@ -39,6 +39,10 @@ SANDBOXED = ToolAnnotations(
 )
 WRITES_WORKSPACE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
+)
+# adds a run folder of the server's own (pruned beyond max_runs_kept, as run_recipe's are); no workspace file
+WRITES_RUN_FOLDER = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
 )
 OutputFormat = Literal["txt", "json", "csv", "sql", "dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
 DiagramFormat = Literal["dot", "svg", "svgz", "png", "jpeg", "jpg", "ps"]
@@ -345,7 +349,7 @@ class SnowfakeryTools:
                 answer["update_input_file"] = service.workspace.display(plan["update_input"])
             return answer
 
-    @tool(SANDBOXED)
+    @tool(WRITES_RUN_FOLDER)
     def render_diagram(
         self,
         recipe_path: RecipePath = None,
@@ -357,13 +361,12 @@ class SnowfakeryTools:
         plugin_options: PluginOptions = None,
         reps: Reps = None,
     ) -> DiagramAnswer:
-        """Render the rows of a small run as a Graphviz diagram and return its resource URI.
+        """Render the rows of a small run (kept as an audited run) as a Graphviz diagram; its resource URI.
 
         dot and svg come back inline too (capped). svg/png/... need Graphviz's `dot` on the server
         (error graphviz_missing otherwise).
         """
         from ade_platform.lib.snowfakery.runs import RunParams
-        from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
         with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
@@ -373,7 +376,7 @@ class SnowfakeryTools:
                 plugin_options=dict(plugin_options or {}),
                 output_format=format,
             )
-            answer = execute(service, source, params)
+            answer = audited_run(self.ctx, "snowfakery.render_diagram", service, source, params)
             uri = f"snowfakery://runs/{answer['run_id']}/diagram.{format}"
             return {
                 "run_id": answer["run_id"],
@@ -385,7 +388,7 @@ class SnowfakeryTools:
                 "resources": answer["resources"],
             }
 
-    @tool(SANDBOXED)
+    @tool(WRITES_RUN_FOLDER)
     def generate_mapping(
         self,
         recipe_path: RecipePath = None,
@@ -398,10 +401,9 @@ class SnowfakeryTools:
     ) -> MappingAnswer:
         """A CumulusCI mapping file for a recipe (like --generate-cci-mapping-file): one run, one repetition.
 
-        Returns mapping_yaml (capped, with truncated) and mapping_uri, the full file as a resource.
+        Returns mapping_yaml (capped, with truncated) and mapping_uri, the full file (an audited run's).
         """
         from ade_platform.lib.snowfakery.runs import RunParams
-        from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
         with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
@@ -413,7 +415,7 @@ class SnowfakeryTools:
                 generate_mapping=True,
                 load_declarations_paths=tuple(load_declarations_paths or ()),
             )
-            answer = execute(service, source, params)
+            answer = audited_run(self.ctx, "snowfakery.generate_mapping", service, source, params)
             return {
                 "run_id": answer["run_id"],
                 "mapping_yaml": answer.get("mapping_yaml", ""),
