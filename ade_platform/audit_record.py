@@ -102,7 +102,9 @@ class Recorder:
                 outcome.update(dict.fromkeys((a.run_id for a in new), None))
                 new = []
             except Exception as exc:  # what this batch wrote is replaced by the one-by-one path below
-                log.warning("audit_batch_failed: recording %d runs one by one (%s)", len(new), type(exc).__name__)
+                log.warning(
+                    "audit_batch_failed: recording %d runs one by one (%s)", len(new), type(exc).__name__
+                )
         for audit in new:
             try:
                 self._insert(audit)
@@ -130,7 +132,11 @@ class Recorder:
         job, plan = self._job(audit.tool)
         self._prepare_event_shard(audit.run_id)
         run = self.instance.create_run_for_job(
-            job, execution_plan=plan, run_id=audit.run_id, tags=audit.tags, status=DagsterRunStatus.NOT_STARTED
+            job,
+            execution_plan=plan,
+            run_id=audit.run_id,
+            tags=audit.tags,
+            status=DagsterRunStatus.NOT_STARTED,
         )
         self._prototypes.setdefault(audit.tool, run)
         started = audit.started_at or time.time()
@@ -145,7 +151,9 @@ class Recorder:
         from dagster import DagsterRunStatus
 
         if run.status in (DagsterRunStatus.NOT_STARTED, DagsterRunStatus.QUEUED, DagsterRunStatus.STARTING):
-            self._event(run, "RUN_START", f"{audit.tool} started (fast path)", audit.started_at or time.time())
+            self._event(
+                run, "RUN_START", f"{audit.tool} started (fast path)", audit.started_at or time.time()
+            )
         self._end(run, audit, audit.started_at or time.time())
 
     def _end(self, run: Any, audit: Audit, started: float) -> None:
@@ -160,7 +168,9 @@ class Recorder:
             self._event(run, "RUN_FAILURE", f"{audit.tool} failed: {audit.error}", ended)
 
     def _event(self, run: Any, kind: str, message: str, at: float) -> None:
-        self.instance.report_dagster_event(_dagster_event(run.job_name, kind, message), run.run_id, timestamp=at)
+        self.instance.report_dagster_event(
+            _dagster_event(run.job_name, kind, message), run.run_id, timestamp=at
+        )
 
     # ---- SQLite: a batch in one transaction per database ----------------------------------------------
     def _sqlite(self) -> bool:
@@ -218,7 +228,9 @@ class Recorder:
             if self._backfill_column():
                 row["backfill_id"] = None
             rows.append(row)
-            tags += [{"run_id": audit.run_id, "key": k, "value": v} for k, v in final.tags_for_storage().items()]
+            tags += [
+                {"run_id": audit.run_id, "key": k, "value": v} for k, v in final.tags_for_storage().items()
+            ]
         if not rows:
             return
         with events_db.index_connection() as conn:  # run status events are mirrored there, as Dagster does
@@ -241,7 +253,11 @@ class Recorder:
             end, kind = start + audit.elapsed_ms / 1000, "RUN_SUCCESS"
             message = f"{audit.tool} ran in-process in {audit.elapsed_ms:.1f} ms (fast path)"
         else:
-            end, kind, message = start + audit.elapsed_ms / 1000, "RUN_FAILURE", f"{audit.tool} failed: {audit.error}"
+            end, kind, message = (
+                start + audit.elapsed_ms / 1000,
+                "RUN_FAILURE",
+                f"{audit.tool} failed: {audit.error}",
+            )
         status = DagsterRunStatus.SUCCESS if kind == "RUN_SUCCESS" else DagsterRunStatus.FAILURE
         final = prototype._replace(run_id=audit.run_id, tags=dict(audit.tags), status=status)
         events = [
@@ -322,5 +338,39 @@ def _dagster_event(job_name: str, kind: str, message: str) -> Any:
 
         data = JobFailureData(error=None)
     return DagsterEvent(
-        event_type_value=DagsterEventType[kind].value, job_name=job_name, message=message, event_specific_data=data
+        event_type_value=DagsterEventType[kind].value,
+        job_name=job_name,
+        message=message,
+        event_specific_data=data,
     )
+
+
+def audit_worker_main() -> None:
+    """Entry point of the audit child process (`ade_platform.live._AuditProcess`): one JSON batch of audits per
+    line on stdin, one reply per line on stdout (run id -> null, or an error code)."""
+    import json
+    import os
+    import signal
+    import sys
+
+    # Stop signals sent to the gateway's whole process group (a terminal's Ctrl-C, `ade dev`'s stop) must not
+    # kill a batch half-written: the worker ends when the gateway closes its stdin, or exits.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    # Bookkeeping yields the CPU to the gateway (and to Dagster's own runs) on a busy machine.
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # whatever else prints (Dagster's banners) goes to stderr, never into the replies
+    from ade_platform.instance import open_instance
+
+    recorder = Recorder(open_instance(Path(sys.argv[1]), compute_logs=False))
+    for line in sys.stdin:
+        batch = [Audit(**item) for item in json.loads(line)]
+        try:
+            outcome = recorder.record(batch)
+        except Exception as exc:  # the instance itself failed: every run of the batch stays journaled
+            outcome = dict.fromkeys((a.run_id for a in batch), type(exc).__name__)
+        with contextlib.suppress(OSError):  # the gateway has exited: record the rest all the same
+            replies.write(json.dumps(outcome) + "\n")
+    recorder.close()

@@ -301,7 +301,11 @@ def has_orphans(dagster_home: Path) -> bool:
                 return True
             continue
         owner = _header(path)
-        if owner is not None and owner.get("host") == host and not _alive(int(owner.get("pid", 0)), owner.get("start")):
+        if (
+            owner is not None
+            and owner.get("host") == host
+            and not _alive(int(owner.get("pid", 0)), owner.get("start"))
+        ):
             return True
     return False
 
