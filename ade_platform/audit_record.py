@@ -357,14 +357,15 @@ def audit_worker_main() -> None:
     # kill a batch half-written: the worker ends when the gateway closes its stdin, or exits.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    # Bookkeeping yields the CPU to the gateway (and to Dagster's own runs) on a busy machine.
-    with contextlib.suppress(OSError):
-        os.nice(10)
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # whatever else prints (Dagster's banners) goes to stderr, never into the replies
     from ade_platform.instance import open_instance
 
     recorder = Recorder(open_instance(Path(sys.argv[1]), compute_logs=False))
+    # Bookkeeping yields the CPU to the gateway (and to Dagster's own runs) on a busy machine; not before it is
+    # ready: a niced start-up on a loaded machine left a whole backlog waiting for minutes.
+    with contextlib.suppress(OSError):
+        os.nice(10)
     for line in sys.stdin:
         batch = [Audit(**item) for item in json.loads(line)]
         try:

@@ -209,7 +209,7 @@ class LiveRunner:
                 self._inflight -= 1
                 self._idle.notify_all()
 
-    def flush(self, timeout: float = 60) -> None:
+    def flush(self, timeout: float = 300) -> None:
         """Wait until every pending fast-path audit run is recorded (or given up on, left in the journal)."""
         deadline = time.time() + timeout
         while self._audits.unfinished_tasks and time.time() < deadline:

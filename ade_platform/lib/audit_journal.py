@@ -245,9 +245,7 @@ class AuditJournal:
 
 def read_pending(path: Path) -> list[Entry]:
     """The entries of one segment not marked done (a torn last line is ignored)."""
-    begun: dict[str, Entry] = {}
-    ended: dict[str, Entry] = {}
-    done: set[str] = set()
+    pending: dict[str, Entry] = {}
     try:
         text = path.read_bytes().decode(errors="replace")
     except OSError:
@@ -259,9 +257,13 @@ def read_pending(path: Path) -> list[Entry]:
             continue
         kind = record.get("k") if isinstance(record, dict) else None
         if kind == "d":
-            done.update(record.get("ids") or ())
+            for run_id in record.get("ids") or ():
+                pending.pop(run_id, None)
         elif kind in ("b", "e") and isinstance(record.get("id"), str):
-            entry = Entry(
+            known = pending.get(record["id"])
+            if kind == "b" and known is not None and known.ended:
+                continue
+            pending[record["id"]] = Entry(
                 run_id=record["id"],
                 tool=str(record.get("tool", "")),
                 tags=dict(record.get("tags") or {}),
@@ -270,9 +272,7 @@ def read_pending(path: Path) -> list[Entry]:
                 error=record.get("err"),
                 elapsed_ms=record.get("ms"),
             )
-            (ended if kind == "e" else begun)[entry.run_id] = entry
-    merged = {**begun, **ended}
-    return [e for run_id, e in merged.items() if run_id not in done]
+    return list(pending.values())
 
 
 def backlog(dagster_home: Path) -> tuple[int, float | None]:
