@@ -65,6 +65,7 @@ OUTCOME_UNKNOWN = "outcome unknown: the gateway stopped before recording it"
 Effects = Literal["none", "workspace", "external"]
 _MAX_TAG_CHARS = 2000
 _BATCH = 200  # audit runs one batch records at most
+_RETRIES = 3  # batches that may fail to record a run before it is left to the next start
 _WORKER_TRIES = 2  # child processes a batch is sent to (the second one replays it) before recording it here
 # One Dagster execution at a time per process: `execute_in_process` swaps process-global state (log capture,
 # signal handlers), so a background audit run concurrent with a foreground run can corrupt it.
@@ -88,6 +89,7 @@ class _Audit:
     elapsed_ms: float | None  # None: the call's outcome is unknown (its gateway died during it)
     started_at: float = 0.0  # epoch seconds
     claim: str | None = None  # the claimed journal segment (of a dead gateway) it was replayed from
+    attempt: int = 0  # batches that failed to record it so far
 
 
 @dataclass(frozen=True)
@@ -358,12 +360,18 @@ class LiveRunner:
             outcomes = self._recorder_here().record([_recordable(a) for a in batch])
         recorded = [run_id for run_id, problem in outcomes.items() if problem is None]
         failed = {problem for problem in outcomes.values() if problem is not None}
+        retry = [a for a in batch if outcomes.get(a.run_id, "missing") is not None and a.attempt < _RETRIES]
         if failed:
             log.warning(
-                "audit_write_failed: %d audit runs not recorded (%s); kept in the journal for the next start",
+                "audit_write_failed: %d audit runs not recorded (%s); %s",
                 len(outcomes) - len(recorded),
                 ", ".join(sorted(failed)),
+                "trying again" if retry else "kept in the journal for the next start",
             )
+        if retry:  # a busy database (SQLite's lock under load): again shortly, before flush() returns
+            time.sleep(0.5 * (retry[0].attempt + 1))
+            for audit in retry:
+                self._audits.put(dataclasses.replace(audit, attempt=audit.attempt + 1))
         self.journal.done(recorded)
         self._settle_claims(batch, set(recorded))
 
