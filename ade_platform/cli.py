@@ -38,16 +38,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     settings = _settings(args)
     rows = asset_status(settings)
     note = dbt_folders_note(settings)
+    journal = audit_backlog_note(settings)
     if args.json:
         import json
 
         print(json.dumps(rows, indent=2, default=str))
-        if note:  # stdout stays the JSON document
-            print(note, file=sys.stderr)
+        for line in (note, journal):  # stdout stays the JSON document
+            if line:
+                print(line, file=sys.stderr)
     else:
         if note:
             print(note + "\n")
         print(render_status(rows))
+        print("\n" + journal)
     return 0
 
 
@@ -66,6 +69,25 @@ def cmd_store_fsck(args: argparse.Namespace) -> int:
         print(render(findings, repair=args.repair))
     remaining = [f for f in findings if f.problem != "in_flight" and not f.repaired]
     return 1 if remaining else 0
+
+
+def audit_backlog_note(settings: Settings) -> str:
+    """The audit journal's backlog: audited calls not yet recorded as Dagster runs (ade_platform/live.py)."""
+    import time
+
+    from ade_platform.lib.audit_journal import backlog
+
+    try:
+        pending, oldest = backlog(settings.dagster_home)
+    except OSError as exc:
+        return f"audit journal: unreadable ({type(exc).__name__})"
+    if not pending:
+        return "audit journal: 0 calls pending (every audited call is recorded in Dagster)"
+    age = max(0.0, time.time() - (oldest or time.time()))
+    return (
+        f"audit journal: {pending} call(s) pending, oldest {age:.0f} s ago (recorded by the running gateway, "
+        "or by the next one to start)"
+    )
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -22,10 +22,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 @contextmanager
-def stop_on_signals() -> Iterator[None]:
+def stop_on_signals(ignore: bool = False) -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, so `finally` blocks stop children.
-    Also when started from a shell that launched us with SIGINT ignored (background jobs of scripts are)."""
-    previous = {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}
+    Also when started from a shell that launched us with SIGINT ignored (background jobs of scripts are).
+    `ignore`: the three are ignored instead (an orderly stop under way is not cut short by a second one)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN if ignore else _interrupt) for sig in STOP_SIGNALS}
     try:
         yield
     finally:

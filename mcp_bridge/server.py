@@ -6,8 +6,10 @@ which imports Dagster lazily on first use.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,21 +79,78 @@ def serve(
     host: str | None = None,
     port: int | None = None,
 ) -> None:
+    """Serve until stopped. SIGTERM (service managers, docker, Kubernetes) and SIGHUP stop the gateway as SIGINT
+    does: it stops taking calls, waits briefly for calls under way, records their audit runs (flushing the
+    journal) and stops the Snowfakery sandbox's processes, then exits."""
+    from ade_platform.supervise import stop_on_signals
+
     # FastMCP keeps per-session state in py-key-value, which type-checks its own internals with beartype at
     # import (warnings only): ~150 ms of the first tools/list on a cold start. Its documented switch turns
     # that off; the gateway keeps no session state of its own.
     os.environ.setdefault("PY_KEY_VALUE_DISABLE_BEARTYPE", "true")
-    if transport == "stdio":
-        build_server(settings, only=server_name).run(transport="stdio", show_banner=False)
+    ctx = BridgeContext.from_settings(settings)
+    signalled = False
+    try:
+        with stop_on_signals():
+            if transport == "stdio":
+                server = build_server(settings, only=server_name, ctx=ctx)
+                replay_audit_journal(ctx)
+                server.run(transport="stdio", show_banner=False)
+                return
+            host = host or settings.mcp.http.host
+            port = port or settings.mcp.http.port
+            server, options = http_gateway(settings, host, port, server_name, ctx=ctx)
+            replay_audit_journal(ctx)
+            server.run(transport="http", host=host, port=port, show_banner=False, **options)
+    except KeyboardInterrupt:
+        signalled = True  # the stop signal: what follows is the orderly stop
+    finally:
+        with stop_on_signals(ignore=True):  # a second signal must not cut the stop short
+            stop_gateway()
+    if signalled:
+        # Stopped by a signal, the interpreter's own exit would wait for threads still blocked in a read (stdin
+        # of a host that keeps it open, a call under way in a worker thread): what had to be done is done.
+        _exit_now()
+
+
+def _exit_now() -> None:
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(0)
+
+
+def replay_audit_journal(ctx: BridgeContext) -> None:
+    """Record the journaled calls of gateways that died (their audit runs) now, in the background, not at this
+    gateway's first live call. Dagster-free unless there is something to replay."""
+    from ade_platform.lib.audit_journal import has_orphans
+
+    try:
+        if not has_orphans(ctx.settings.dagster_home):
+            return
+    except OSError:
         return
-    host = host or settings.mcp.http.host
-    port = port or settings.mcp.http.port
-    server, options = http_gateway(settings, host, port, server_name)
-    server.run(transport="http", host=host, port=port, show_banner=False, **options)
+    threading.Thread(target=ctx.live, name="ade-audit-replay", daemon=True).start()
+
+
+def stop_gateway() -> None:
+    """The orderly stop: the audit runs of calls under way and pending are recorded (what is left stays in the
+    journal for the next start), then the Snowfakery sandbox's processes are stopped."""
+    import sys
+
+    live = sys.modules.get("ade_platform.live")
+    if live is not None:
+        live.close_all(timeout=3)
+    sandbox = sys.modules.get("ade_platform.lib.snowfakery.sandbox")
+    if sandbox is not None:
+        sandbox.shutdown()
 
 
 def http_gateway(
-    settings: Settings, host: str, port: int, server_name: str | None = None
+    settings: Settings, host: str, port: int, server_name: str | None = None, ctx: BridgeContext | None = None
 ) -> tuple[FastMCP, dict[str, Any]]:
     """The gateway as served over HTTP on host:port, and the options of its HTTP app (`server.http_app(**options)`
     or `server.run(transport="http", **options)`)."""
@@ -104,6 +163,6 @@ def http_gateway(
     options = http_options(settings, host, port, auth)
     # Signed-in callers (auth: oidc) get what their roles allow; the shared token and loopback get everything.
     access = AccessControl.from_settings(settings) if settings.mcp.http.auth == "oidc" else None
-    server = build_server(settings, only=server_name, access=access)
+    server = build_server(settings, only=server_name, ctx=ctx, access=access)
     server.auth = auth
     return server, options

@@ -119,6 +119,10 @@ def _journal_files(runner: LiveRunner) -> list[Path]:
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
 
+def _journal_records(runner: LiveRunner) -> list[dict]:
+    return [json.loads(line) for p in _journal_files(runner) for line in p.read_text().splitlines()]
+
+
 def test_workspace_calls_journal_a_redacted_intent_until_their_audit_run_is_recorded(tmp_path: Path) -> None:
     from dagster import DagsterRunStatus
 
@@ -126,8 +130,8 @@ def test_workspace_calls_journal_a_redacted_intent_until_their_audit_run_is_reco
     seen: list[dict] = []
 
     def call() -> str:
-        # the intent is on disk (fsynced) before the call's first effect
-        seen.extend(json.loads(p.read_text()) for p in _journal_files(runner))
+        # the call's start is on disk (fsynced) before the call's first effect
+        seen.extend(_journal_records(runner))
         return "written"
 
     result = runner.run(
@@ -137,12 +141,14 @@ def test_workspace_calls_journal_a_redacted_intent_until_their_audit_run_is_reco
         cause="journal test",
         effects="workspace",
     )
-    assert result.value == "written" and len(seen) == 1
-    intent = seen[0]
-    assert intent["run_id"] == result.run_id and intent["tool"] == "snowfakery.run_recipe"
-    assert intent["owner_pid"] == os.getpid() and intent["started_at"]
+    owner, intent = seen
+    assert result.value == "written" and intent["k"] == "b"
+    assert intent["id"] == result.run_id and intent["tool"] == "snowfakery.run_recipe"
+    assert owner["pid"] == os.getpid() and intent["t"]
     assert intent["tags"][TAG_CAUSE] == "journal test" and intent["tags"]["ade/path"] == "fast"
     assert "hunter2" not in json.dumps(intent) and "sensitive-literal" not in json.dumps(intent)
+    # its outcome followed before the answer left, in the same journal
+    assert [r["k"] for r in _journal_records(runner) if r.get("id") == result.run_id][:2] == ["b", "e"]
     runner.flush()
     assert _journal_files(runner) == []  # recorded, so dropped
     run = runner.instance().get_run_by_id(result.run_id)
@@ -182,7 +188,7 @@ def test_an_intent_whose_gateway_died_is_recorded_as_unknown_by_the_next_runner(
     gateway.wait()
     runner = LiveRunner(home)
     (orphan,) = _journal_files(runner)
-    run_id = json.loads(orphan.read_text())["run_id"]
+    (run_id,) = [r["id"] for r in _journal_records(runner) if r["k"] == "b"]
     assert "tok-123" not in orphan.read_text()
 
     assert runner.recover() == 1
@@ -207,3 +213,107 @@ def test_intents_of_a_live_gateway_are_left_alone(tmp_path: Path) -> None:
     intent = runner.journal.write("0" * 8 + "-0000-4000-8000-" + "0" * 12, "snowfakery.run_recipe", {})
     assert LiveRunner(tmp_path / "dagster").recover() == 0  # its owner (this process) is alive
     assert intent.is_file()
+
+
+def test_every_fast_call_is_journaled_before_its_answer_and_drained_once_recorded(tmp_path: Path) -> None:
+    runner = LiveRunner(tmp_path / "dagster")
+    result = runner.run(
+        "warehouse_execute", lambda: {"rows": 1}, arguments={"sql": "select 1"}, effects="none"
+    )
+    ended = [r for r in _journal_records(runner) if r.get("id") == result.run_id]
+    assert ended and ended[0]["k"] == "e" and ended[0]["err"] is None  # before flush: on disk already
+    assert "audit_kept" not in result.stamp()
+    runner.flush()
+    assert _journal_files(runner) == []
+    assert runner.instance().get_run_by_id(result.run_id) is not None
+
+
+def test_a_journal_that_cannot_be_written_is_said_in_the_answer_and_logged_with_a_code(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "dagster"
+    home.mkdir()
+    (home / "ade-audit-journal").write_text("a file where the journal's folder should be")
+    runner = LiveRunner(home)
+    with caplog.at_level("WARNING", logger="ade.live"):
+        result = runner.run("warehouse_execute", lambda: 1, arguments={"sql": "select 1"}, effects="none")
+    stamp = result.stamp()
+    assert stamp["audit_kept"] is False and stamp["audit_error"] == "audit_journal_unwritable"
+    (line,) = [r for r in caplog.records if "audit_journal_unwritable" in r.getMessage()]
+    assert line.exc_info is None  # one line, no traceback
+    runner.flush()  # the worker still records it when it can
+    assert runner.instance().get_run_by_id(result.run_id) is not None
+
+
+def test_a_run_left_unfinished_is_finished_on_replay_never_inserted_twice(tmp_path: Path) -> None:
+    """What a recorder killed half-way (or a gateway killed during an in-line run) leaves: a run that started
+    and never ended. Replaying its journal entry finishes it."""
+    import time
+    import uuid
+
+    from dagster import DagsterRunStatus, RunsFilter
+
+    from ade_platform.audit_record import Audit, Recorder, job_for
+
+    runner = LiveRunner(tmp_path / "dagster")
+    instance = runner.instance()
+    known, unknown = str(uuid.uuid4()), str(uuid.uuid4())
+    for run_id in (known, unknown):
+        run = instance.create_run_for_job(job_for("warehouse_execute"), run_id=run_id, tags={TAG_TOOL: "w"})
+        from dagster import DagsterEvent, DagsterEventType
+
+        start = DagsterEvent(event_type_value=DagsterEventType.RUN_START.value, job_name=run.job_name)
+        instance.report_dagster_event(start, run_id)
+    assert {r.status for r in instance.get_runs(RunsFilter(tags={TAG_TOOL: "w"}))} == {
+        DagsterRunStatus.STARTED
+    }
+    recorder = Recorder(instance)
+    batch = [
+        Audit("warehouse_execute", known, {TAG_TOOL: "w"}, None, 3.0, time.time()),
+        Audit(
+            "warehouse_execute", unknown, {TAG_TOOL: "w", "ade/outcome": "unknown"}, "x", None, time.time()
+        ),
+    ]
+    assert recorder.record(batch) == {known: None, unknown: None}
+    assert recorder.record(batch) == {known: None, unknown: None}  # again: skipped, already finished
+    runs = {r.run_id: r for r in instance.get_runs(RunsFilter(tags={TAG_TOOL: "w"}))}
+    assert set(runs) == {known, unknown}
+    assert runs[known].status == DagsterRunStatus.SUCCESS
+    assert runs[unknown].status == DagsterRunStatus.FAILURE and runs[unknown].tags["ade/outcome"] == "unknown"
+
+
+def test_batches_record_many_runs_with_their_tags_and_times(tmp_path: Path) -> None:
+    import time
+    import uuid
+
+    from dagster import DagsterRunStatus, RunsFilter
+
+    from ade_platform.audit_record import Audit, Recorder
+
+    runner = LiveRunner(tmp_path / "dagster")
+    instance = runner.instance()
+    now = time.time()
+    batch = [
+        Audit("warehouse_execute", str(uuid.uuid4()), {TAG_TOOL: "warehouse_execute", "n": str(n)},
+              "Boom (query_failed)" if n % 5 == 0 else None, 20.0, now + n)
+        for n in range(30)
+    ]  # fmt: skip
+    assert set(Recorder(instance).record(batch).values()) == {None}
+    records = {
+        r.dagster_run.run_id: r
+        for r in instance.get_run_records(RunsFilter(tags={TAG_TOOL: "warehouse_execute"}))
+    }
+    assert len(records) == 30
+    for n, audit in enumerate(batch):
+        record = records[audit.run_id]
+        assert record.dagster_run.job_name == "live__warehouse_execute" and record.dagster_run.tags[
+            "n"
+        ] == str(n)
+        assert record.dagster_run.status == (
+            DagsterRunStatus.FAILURE if n % 5 == 0 else DagsterRunStatus.SUCCESS
+        )
+        assert abs(record.start_time - (now + n)) < 0.01 and abs(record.end_time - (now + n + 0.02)) < 0.01
+        kinds = [e.dagster_event.event_type_value for e in instance.all_logs(audit.run_id)]
+        assert kinds[0] == "PIPELINE_START" and kinds[-1] in ("PIPELINE_SUCCESS", "PIPELINE_FAILURE")
+    failed = batch[0].run_id
+    assert "Boom (query_failed)" in " ".join(str(e.dagster_event.message) for e in instance.all_logs(failed))

@@ -169,6 +169,20 @@ class _Zygote:
         with self._lock:
             self.stop_locked()
 
+    def shutdown(self, timeout: float = 1.5) -> None:
+        """The server's stop: close the channel, so the zygote stops every job process of its own (running or
+        waiting) and exits; what is still there after `timeout` s is killed."""
+        if self._owner != os.getpid() or self._proc is None:
+            return
+        proc = self._proc
+        with contextlib.suppress(OSError):
+            if self._channel is not None:
+                self._channel.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
+        with self._lock:
+            self.stop_locked()
+
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
@@ -196,6 +210,15 @@ def _receive(channel: socket.socket, timeout: float) -> tuple[dict[str, Any], li
 
 
 _ZYGOTE = _Zygote()
+_RUNNING: set[int] = set()  # job processes running a job for this server
+
+
+def shutdown() -> None:
+    """Stop every process of the sandbox now (the gateway is stopping): running jobs first, then the zygote and
+    its waiting job processes."""
+    for pid in list(_RUNNING):
+        kill_group(pid)
+    _ZYGOTE.shutdown()
 
 
 def alive(pid: int) -> bool:
@@ -245,11 +268,13 @@ class Sandbox:
         # answer follows at once instead of at the next poll. Opened read-write so that it never reads as
         # closed before the job opens it; the checks below still run at least every _CHECK_INTERVAL.
         doorbell = _open_doorbell(doorbell_path)
+        pid: int | None = None
         try:
             ring = {"doorbell": str(doorbell_path)} if doorbell is not None else {}
             request_path.write_text(json.dumps({**request, **ring}))
             started = time.monotonic()
             pid = _ZYGOTE.hand_over(request_path)
+            _RUNNING.add(pid)
             if meanwhile is not None:
                 meanwhile()
             while True:
@@ -278,6 +303,7 @@ class Sandbox:
                     with contextlib.suppress(BlockingIOError):
                         os.read(doorbell, 64)
         finally:
+            _RUNNING.discard(pid or 0)
             if doorbell is not None:
                 os.close(doorbell)
                 with contextlib.suppress(FileNotFoundError):

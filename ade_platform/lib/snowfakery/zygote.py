@@ -237,21 +237,50 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    first = [_start_job_process(announce=True) for _ in range(POOL_SIZE)]
-    _wait_until_warm([warm for _, _, warm in first if warm is not None])
-    channel.send(json.dumps({"ready": os.getpid()}).encode())
-    for pid, pipe, _ in first:
-        _offer(channel, pid, pipe)
-    while message := channel.recv(4096):
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    jobs: set[int] = set()
+    try:
+        first = [_start_job_process(announce=True) for _ in range(POOL_SIZE)]
+        jobs.update(pid for pid, _, _ in first)
+        _wait_until_warm([warm for _, _, warm in first if warm is not None])
+        channel.send(json.dumps({"ready": os.getpid()}).encode())
+        for pid, pipe, _ in first:
+            _offer(channel, pid, pipe)
+        while message := channel.recv(4096):
+            try:
+                used = json.loads(message)["used"]
+                if not isinstance(used, int) or isinstance(used, bool):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError):
+                continue
+            pid, pipe, _ = _start_job_process(after=used)  # forks while that job runs, warms up after it
+            jobs.add(pid)
+            _offer(channel, pid, pipe)
+    finally:
+        # The server closed its end (it stopped, or died: even a kill -9 of the gateway closes it) or stopped
+        # us: no job process outlives it, running or waiting, nor anything a job started (its session).
+        _stop_jobs(jobs)
+    sys.exit(0)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _stop_jobs(jobs: set[int]) -> None:
+    """SIGKILL the process group of every job process of ours still alive (each leads its own session)."""
+    me = os.getpid()
+    for pid in jobs:
         try:
-            used = json.loads(message)["used"]
-            if not isinstance(used, int) or isinstance(used, bool):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
-            continue
-        pid, pipe, _ = _start_job_process(after=used)  # forks while that job runs, warms up after it
-        _offer(channel, pid, pipe)
-    sys.exit(0)  # the server closed its end
+            with open(f"/proc/{pid}/stat") as stat:
+                parent = int(stat.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            parent = me if sys.platform != "linux" else 0  # no /proc: trust our own record
+        if parent != me:
+            continue  # gone (reaped at once: SIGCHLD is ignored), its pid perhaps reused
+        for sender in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                sender(pid, signal.SIGKILL)
 
 
 def _offer(channel: socket.socket, pid: int, request_pipe: int) -> None:
