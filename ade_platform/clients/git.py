@@ -70,3 +70,42 @@ def parse_log(text: str) -> list[dict[str, Any]]:
         files = [line.strip() for line in rest.splitlines() if line.strip()]
         out.append({"sha": sha, "author": author, "at": at, "message": subject[:300], "files": files})
     return out
+
+
+def _run(repo_dir: Path, args: list[str], timeout: float, what: str) -> str:
+    try:
+        proc = subprocess.run(
+            args, cwd=repo_dir, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except FileNotFoundError:
+        raise GitError("git_unavailable", "git is not installed on this machine") from None
+    except subprocess.TimeoutExpired:
+        raise GitError("timeout", f"{what} did not finish within {timeout:g} s") from None
+    if proc.returncode != 0:
+        if "not a git repository" in proc.stderr.lower():
+            raise GitError("not_a_repository", "the dbt project is not in a git repository")
+        raise GitError("git_failed", f"{what} exited with {proc.returncode}")
+    return proc.stdout
+
+
+def uncommitted(repo_dir: Path, paths: Sequence[str], *, timeout: float = 5.0) -> list[str]:
+    """Which of `paths` (relative to repo_dir) differ in the working tree from the last commit (staged or not),
+    or are new and untracked: the edits a build from a terminal may have run that no commit records.
+
+    Two fixed argument lists, the paths after `--` (never an option); output paths relative to repo_dir."""
+    if not paths:
+        return []
+    base = ["git", "--no-pager", "-c", "core.quotepath=off"]
+    try:
+        changed = _run(
+            repo_dir, [*base, "diff", "--name-only", "--relative", "HEAD", "--", *paths], timeout, "git diff"
+        )
+    except GitError as exc:
+        if exc.code != "git_failed":
+            raise
+        changed = ""  # no commit yet (no HEAD): every file is untracked, which the next command lists
+    untracked = _run(
+        repo_dir, [*base, "ls-files", "--others", "--exclude-standard", "--", *paths], timeout, "git ls-files"
+    )
+    found = {line.strip() for line in (changed + "\n" + untracked).splitlines() if line.strip()}
+    return sorted(found)

@@ -1,6 +1,6 @@
 """Score lineage_explain_incident on incidents made after materialization: top-1 / top-3, calls, latency, by kind.
 
-    python -m benchmarks.lineage.evaluate [--seed N] [--per-kind K] [--platform demo|generated|both]
+    python -m benchmarks.lineage.evaluate [--seed N] [--per-kind K] [--platform demo|generated|both] [--kinds a,b]
 
 One MCP session per platform (as an agent has), one call per incident, right after it is made. The calls an
 agent needs: 1 when the first cause is right (the answer names it), k when it is k-th (the agent confirms the
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.lineage.platform import Platform
-from benchmarks.lineage.scenarios import KINDS, Scenario, generate
+from benchmarks.lineage.scenarios import CONTROLS, KINDS, Scenario, generate
 
 
 @dataclass
@@ -116,13 +116,13 @@ def table(outcomes: list[Outcome]) -> str:
     lines = [
         f"{'kind':<28} {'n':>3} {'top-1':>7} {'top-3':>7} {'calls':>6} {'p50 ms':>8}",
     ]
-    incidents = [o for o in outcomes if o.kind != "healthy_control"]
+    incidents = [o for o in outcomes if o.kind not in CONTROLS]
     for kind in KINDS:
         rows = [o for o in outcomes if o.kind == kind]
         if not rows:
             continue
         p50 = statistics.median(o.ms for o in rows)
-        if kind == "healthy_control":
+        if kind in CONTROLS:
             alarms = sum(o.confident for o in rows)
             lines.append(
                 f"{kind:<28} {len(rows):>3} {'-':>7} {'-':>7} {1:>6} {p50:>8.0f}   confident: {alarms}"
@@ -143,7 +143,9 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def evaluate(which: str, seed: int, per_kind: int, log: Any = print) -> list[Outcome]:
+def evaluate(
+    which: str, seed: int, per_kind: int, log: Any = print, kinds: tuple[str, ...] = KINDS
+) -> list[Outcome]:
     from benchmarks.lineage.generated import generated_platform
     from benchmarks.lineage.platform import demo_platform
 
@@ -154,7 +156,7 @@ def evaluate(which: str, seed: int, per_kind: int, log: Any = print) -> list[Out
             tempfile.TemporaryDirectory(prefix=f"lineage-eval-{name}-") as tmp,
             builders[name](Path(tmp)) as platform,
         ):
-            scenarios = generate(platform, seed, per_kind)
+            scenarios = generate(platform, seed, per_kind, kinds)
             log(f"{name}: {len(scenarios)} scenarios (seed {seed})")
             outcomes += run_scenarios(platform, scenarios, log)
             _flush()
@@ -173,8 +175,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--per-kind", type=int, default=2)
     parser.add_argument("--platform", choices=("demo", "generated", "both"), default="both")
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help="comma-separated scenario kinds (default: all)"
+    )
     args = parser.parse_args()
-    outcomes = evaluate(args.platform, args.seed, args.per_kind)
+    kinds = tuple(k for k in args.kinds.split(",") if k in KINDS)
+    outcomes = evaluate(args.platform, args.seed, args.per_kind, kinds=kinds)
     print(table(outcomes))
 
 

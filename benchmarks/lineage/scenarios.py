@@ -33,8 +33,13 @@ KINDS = (
     "build_failed_at_parse",
     "builder_run_failed",
     "model_change_breaks_tile",
+    "upstream_rename_committed",
+    "upstream_rename_uncommitted",
     "healthy_control",
+    "healthy_refactor",
 )
+# kinds where nothing breaks: a confident verdict on one is a false alarm
+CONTROLS = ("healthy_control", "healthy_refactor")
 
 
 @dataclass
@@ -49,8 +54,9 @@ class Expected:
         if self.column is None:
             return True
         ev = entry.get("evidence") or {}
-        changed = {str(c).lower() for c in ev.get("removed") or []}
+        changed = {str(c).lower() for c in [*(ev.get("removed") or []), *(ev.get("dropped") or [])]}
         changed |= {str(r.get("column")).lower() for r in ev.get("retyped") or []}
+        changed |= {str(r.get("from")).lower() for r in ev.get("renamed") or []}
         return self.column.lower() in changed
 
 
@@ -558,6 +564,10 @@ def generate(
                 found = _builder_scenario(cat, rng, tag)
             elif kind == "model_change_breaks_tile":
                 found = _break_tile_scenario(cat, rng, tag)
+            elif kind in ("upstream_rename_committed", "upstream_rename_uncommitted", "healthy_refactor"):
+                from benchmarks.lineage.code_scenarios import staging_edit
+
+                found = staging_edit(cat, rng, kind, tag)
             else:
                 found = _healthy(cat, rng)
             if found is not None and kind in _DISTRACTABLE and rng.random() < distractors:

@@ -68,17 +68,23 @@ def materialize(settings: Settings, select: str = "group:dbt_models") -> tuple[i
 
 @contextlib.contextmanager
 def materialized_shop(
-    root: Path, name: str, extra: dict[str, str] | None = None, toolsets: tuple[str, ...] = ("dbt-artifacts",)
+    root: Path,
+    name: str,
+    extra: dict[str, str] | None = None,
+    toolsets: tuple[str, ...] = ("dbt-artifacts",),
+    sections: str = "",
 ) -> Iterator[tuple[Path, Settings]]:
-    """The project `name` under root (MODELS plus `extra` files), its ade.yaml, everything materialized once:
-    yields (the ade.yaml, its settings). DAGSTER_HOME and ADE_DUCKDB_PATH are restored afterwards."""
+    """The project `name` under root (MODELS plus `extra` files), its ade.yaml (plus `sections`, more of it),
+    everything materialized once: yields (the ade.yaml, its settings). DAGSTER_HOME and ADE_DUCKDB_PATH are
+    restored afterwards."""
     project = root / name
     files = {"dbt_project.yml": _PROJECT.format(name=name), "profiles.yml": _PROFILES.format(name=name)}
     for rel, text in {**files, **MODELS, **(extra or {})}.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text.lstrip())
     config = root / "ade.yaml"
-    config.write_text(_ADE_YAML.format(home=root / "ade", project=project, toolsets=", ".join(toolsets)))
+    text = _ADE_YAML.format(home=root / "ade", project=project, toolsets=", ".join(toolsets))
+    config.write_text(text + sections)
     with environment({}, unset=["DAGSTER_HOME"]):
         env = {k: v for k, v in os.environ.items() if k not in ("ADE_HOME", "ADE_CONFIG")}
         settings = load_settings(config, env=env)

@@ -25,10 +25,33 @@ class Cause:
     change: str
     summary: str
     tool: str
+    # how the verdict names it ({object}, {name}, {change}, {when}: when its onset says it began)
+    verdict: str = "`{object}` {change} {when}"
+    # whether it may lead a confident verdict without explaining the symptom's error: a code change happens on
+    # every working day, and only one that names what failed is more than context
+    alone: bool = True
 
 
 # the cause vocabulary, heaviest first
 VOCABULARY: dict[str, Cause] = {
+    # a node's code changed between the last healthy build and now, taking away or retyping what the failure
+    # names: heavier than the table change it causes (the code is the root, the table its consequence)
+    "code_change": Cause(
+        0.97,
+        "{change}",
+        "{kind} {name} changed between builds: {change}",
+        "lineage_what_changed",
+        verdict="`{name}`: {change}",
+        alone=False,
+    ),
+    "declared_type_change": Cause(
+        0.96,
+        "{change}",
+        "the declared column types of {kind} {name} changed: {change}",
+        "lineage_what_changed",
+        verdict="`{name}`: {change}",
+        alone=False,
+    ),
     "schema_change": Cause(0.95, "{change}", "{subject} {change}", "warehouse_get_schema"),
     "tile_references_missing_column": Cause(
         0.9,
@@ -66,6 +89,15 @@ VOCABULARY: dict[str, Cause] = {
         "skipped",
         "{name} was skipped in the newest run (an upstream node failed), so its table is old",
         "dbt_get_failed_models",
+    ),
+    # a node's SQL edited with the columns it outputs unchanged (a refactor): context, never the verdict
+    "code_edit": Cause(
+        0.3,
+        "{change}",
+        "{kind} {name} was edited between builds: {change}",
+        "lineage_what_changed",
+        verdict="`{name}`: {change}",
+        alone=False,
     ),
 }
 WEIGHT = {cause: said.weight for cause, said in VOCABULARY.items()}

@@ -43,6 +43,7 @@ class Gatherer(JobConditions):
         self.dialect = dialect
         self.now = live.now
         self.out: list[Condition] = []
+        self.failed_in_logs: list[tuple[str, int]] = []
 
     # --- per hop ------------------------------------------------------------------------------------------------
     def chain(self, chain: Walk, start: str) -> list[Condition]:

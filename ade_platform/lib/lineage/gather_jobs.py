@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ade_platform.lib.lineage.conditions import Condition, Hop, Onset, condition_on, epoch_of, live_source
+from ade_platform.lib.lineage.conditions import (
+    Condition,
+    Hop,
+    Onset,
+    condition_on,
+    epoch_of,
+    live_source,
+    short_relation,
+)
 from ade_platform.lib.lineage.evidence import (
     FAILED_RUN,
     LiveFindings,
@@ -26,6 +34,9 @@ class JobConditions:
     live: LiveFindings
     now: float
     out: list[Condition]
+    failed_in_logs: list[
+        tuple[str, int]
+    ]  # dbt nodes off the chain a job's log names as failed: (node, depth)
 
     def _source(self, live: bool, observed_at: Any, asset: str) -> dict[str, Any]:
         """Where a condition's evidence came from: a live read at `observed_at`, else the newest snapshot of
@@ -86,6 +97,49 @@ class JobConditions:
             object=f"{system} {node.get('kind')} {node.get('name')}",
             message=message,
         )
+        self._failed_in_log(run, (builder, node, depth), chain)
+
+    def _failed_in_log(self, run: dict[str, Any], job: Any, chain: Walk) -> None:
+        """dbt's errors in the failed run's log (read live, dbt_log.py): each dbt node it names failed, said as
+        a failed model is, so the explain goes on from it; one off the chain is walked from (incident.py)."""
+        builder, node, depth = job
+        for error in (run.get("dbt_errors") or [])[:10]:
+            found = self._dbt_node(str(error.get("node") or ""), str(error.get("resource_type") or ""))
+            if found is None:
+                continue
+            where = chain.nodes.get(found)
+            hop_depth = where["depth"] if where else depth + 1
+            if where is None:
+                self.failed_in_logs.append((found, hop_depth))
+            target = self.nodes[found]
+            relation = target.get("relation")
+            message = str(error.get("message") or "")[:500] or None
+            self._add(
+                "failed_model",
+                (found, target, hop_depth),
+                evidence={
+                    "run_status": "error",
+                    "message": message,
+                    "from_log_of": builder,
+                    "run_id": run.get("run_id") or run.get("id"),
+                },
+                source={**live_source(run.get("observed_at") or self.now), "log_of": node.get("name")},
+                onset=Onset(at=epoch_of(run.get("finished_at") or run.get("end_date")), origin="live"),
+                relations=frozenset(
+                    r for r in (relation, short_relation(relation or ""), target.get("name")) if r
+                ),
+                message=message,
+            )
+
+    def _dbt_node(self, name: str, resource_type: str) -> str | None:
+        """The graph's dbt node of that name (and kind, when the log says it)."""
+        if not name:
+            return None
+        for node_id, node in self.nodes.items():
+            same_kind = not resource_type or node.get("kind") in (resource_type, None)
+            if node.get("system") == "dbt" and node.get("name") == name and same_kind:
+                return node_id
+        return None
 
     def invocation(self, chain: Walk) -> None:
         inv = current_failed_invocation(self.live, self.records)

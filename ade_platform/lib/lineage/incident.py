@@ -20,13 +20,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ade_platform.lib.lineage.conditions import WEIGHT, Condition, iso
+from ade_platform.lib.lineage.conditions import VOCABULARY, WEIGHT, Condition, iso
 from ade_platform.lib.lineage.error_shapes import mentions_relation, mentions_text
 from ade_platform.lib.lineage.evidence import LiveFindings, Records
 from ade_platform.lib.lineage.gather import Gatherer
+from ade_platform.lib.lineage.gather_code import Blame, absorb_table_changes, code_conditions
 from ade_platform.lib.lineage.symptom import Symptom, symptom_of
 from ade_platform.lib.lineage.trace import walk
 
+# the kinds of condition that change a relation's columns (what a missing-column or type error is matched with)
+_CHANGES = frozenset({"schema_change", "schema_drift", "code_change", "declared_type_change"})
 # A condition first seen this close after the symptom's onset may still be its cause (clocks, polling).
 _SIMULTANEOUS_SECONDS = 120.0
 
@@ -40,7 +43,12 @@ def explanation(symptom: Symptom, cond: Condition) -> tuple[int, str | None]:
         if strength > best[0]:
             best = (strength, why)
 
-    changed = cond.cause in ("schema_change", "schema_drift")
+    changed = cond.cause in _CHANGES
+    explains = cond.extra.get("explains")
+    if explains is not None:  # a code change taking away what a failure on the chain names (gather_code.py)
+        failing, column = explains
+        named = f"`{column}`" if column else "a column whose type"
+        take(3, f"the failure of {failing} names {named}, which this change took away or retyped")
     for shape in symptom.shapes:
         if shape.kind == "missing_column":
             named = set(shape.columns)
@@ -70,6 +78,8 @@ def explanation(symptom: Symptom, cond: Condition) -> tuple[int, str | None]:
             "failed_invocation",
         ):
             take(1, "an empty result follows from data that was not refreshed")
+    if symptom.failing and cond.cause == "failed_model" and cond.evidence.get("from_log_of") == symptom.node:
+        take(2, "the failed run's log names this node's failure")
     if symptom.failing and cond.node == symptom.node and cond.cause in ("failed_model", "failed_builder_run"):
         take(2, "the symptom's own run failed")
     if symptom.failing and cond.cause == "failed_invocation" and symptom.system == "dbt":
@@ -198,9 +208,15 @@ def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
             f"{head}; nothing upstream changed since it was last healthy ({since}). Background: {shown}.",
             "low",
         )
-    cause = f"`{top['object']}` {top['change']} {_when(top['onset'])}"
+    said = VOCABULARY[top["cause"]]
+    when = _when(top["onset"])
+    cause = said.verdict.format(
+        object=top["object"], name=top["name"], change=top["change"], when=when
+    ).strip()
     if top["_strength"] >= 2:
         return f"{head}. Cause: {cause}.", "high"
+    if not said.alone and top["_strength"] == 0:
+        return f"{head}. Possible cause (it does not name what failed): {cause}.", "low"
     if top["onset"]["last_absent_at"] is not None:  # a change: the records show a time before it held
         return f"{head}. Likely cause: {cause}.", "medium"
     return f"{head}. Possible cause (no record shows it began recently): {cause}.", "low"
@@ -213,12 +229,26 @@ def explain(
     live: LiveFindings,
     dialect: str | None = None,
     max_nodes: int = 500,
+    blame: Blame | None = None,
 ) -> dict[str, Any]:
-    """The symptom at `start`, the ranked causes upstream of it, and the verdict."""
+    """The symptom at `start`, the ranked causes upstream of it, and the verdict.
+
+    `blame` tells who changed the project's files (git, from the MCP layer); without it code changes are named
+    without an author."""
     chain = walk(v, start, "upstream", None, max_nodes)
     symptom = symptom_of(start, v, records, live)
-    conditions = Gatherer(v, records, live, dialect).chain(chain, start)
-    ranked = rank(symptom, conditions)
+    gatherer = Gatherer(v, records, live, dialect)
+    conditions = gatherer.chain(chain, start)
+    conditions += code_conditions(v, chain, records, symptom, conditions, blame, dialect)
+    for node, depth in gatherer.failed_in_logs:  # a job's log named the dbt node that failed: go on from it
+        further = walk(v, node, "upstream", None, max_nodes)
+        further.nodes = {
+            n: {**w, "depth": w["depth"] + depth} for n, w in further.nodes.items() if n not in chain.nodes
+        }
+        found = Gatherer(v, records, live, dialect).chain(further, node)
+        conditions += found
+        conditions += code_conditions(v, further, records, symptom, conditions, blame, dialect)
+    ranked = rank(symptom, absorb_table_changes(v, conditions))
     text, confidence = verdict(symptom, ranked)
     for entry in ranked:
         del entry["_strength"]

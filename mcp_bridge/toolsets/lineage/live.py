@@ -22,7 +22,7 @@ from typing import Any
 from ade_platform.config import Settings
 from ade_platform.lib.lineage.budget import Probe, ProbeOutcome, run_probes
 from ade_platform.lib.lineage.conditions import epoch_of
-from ade_platform.lib.lineage.evidence import LiveFindings
+from ade_platform.lib.lineage.evidence import FAILED_RUN, LiveFindings
 from ade_platform.lib.lineage.tables import TableState
 from ade_platform.lib.lineage.trace import Walk, builders_of
 
@@ -30,6 +30,7 @@ _PLAIN_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,254}$")
 # A health result another tool observed this recently is the symptom now: no need to run the tile again.
 OBSERVATION_REUSE_SECONDS = 10.0
 _MAX_RUN_RESULTS_BYTES = 200 * 1024 * 1024
+_MAX_FAILED_TASKS = 3  # failed tasks of one run whose logs are read for dbt's error (within the live budget)
 # a tile in a dashboard probe: outcome field -> its name in the probe's finding
 _PROBE_TILE_FIELDS = {
     "element_id": "tile",
@@ -348,7 +349,7 @@ class LiveProber:
 
     def _dbt_cloud_last_run(self, job_id: int) -> dict[str, Any] | None:
         from ade_platform.clients.dbt_cloud import open_client
-        from ade_platform.lib.dbt_cloud import run_record
+        from ade_platform.lib.dbt_cloud import run_record, status_name
 
         client = self._client("dbt_cloud", lambda: open_client(self.settings))
         run = client.last_run(job_id)
@@ -356,6 +357,11 @@ class LiveProber:
             return None
         record = run_record(run)
         record["message"] = record.get("status_message")
+        if str(record.get("status") or "").lower() in FAILED_RUN and run.get("id") is not None:
+            # the failed step's log: dbt's own error in it names the node that failed (lib/lineage/dbt_log.py)
+            steps = client.get_run(int(run["id"]), steps=True).get("run_steps") or []
+            failed = [s for s in steps if status_name(s.get("status")) in FAILED_RUN] or steps[-1:]
+            _with_dbt_errors(record, "\n".join(str(s.get("logs") or "") for s in failed))
         record["observed_at"] = time.time()
         return record
 
@@ -370,8 +376,29 @@ class LiveProber:
         run["dag_id"] = dag_id
         run["finished_at"] = run.get("end_date")
         run["started_at"] = run.get("start_date")
+        if str(run.get("status") or "").lower() in FAILED_RUN and run.get("run_id"):
+            # the failed task's log, read as orchestrator_fetch_logs reads it: dbt's own error names the node
+            tasks = client.list_tasks(dag_id, str(run["run_id"]))
+            failed = [t for t in tasks if str(t.get("status") or t.get("state") or "").lower() in FAILED_RUN]
+            for task in failed[:_MAX_FAILED_TASKS]:
+                _with_dbt_errors(run, client.task_log(dag_id, str(run["run_id"]), str(task.get("task_id"))))
+                if run.get("dbt_errors"):
+                    break
         run["observed_at"] = time.time()
         return run
+
+
+def _with_dbt_errors(run: dict[str, Any], log: str) -> None:
+    """dbt's errors in a failed run's log on the run: `dbt_errors`, and the first as its message (what the
+    symptom of a job and the builder condition match against)."""
+    from ade_platform.lib.lineage.dbt_log import MAX_LOG_CHARS, dbt_errors
+
+    errors = dbt_errors(log[-MAX_LOG_CHARS:])
+    if not errors:
+        return
+    run["dbt_errors"] = [e.as_dict() for e in errors]
+    first = errors[0]
+    run["message"] = f"{first.resource_type} {first.name} failed: {first.message}"
 
 
 def _relative(path: Path, root: Path | None) -> str:

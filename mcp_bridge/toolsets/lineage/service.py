@@ -11,7 +11,7 @@ from fastmcp.tools import ToolResult
 
 from ade_platform.lib import paging
 from ade_platform.lib.lineage import incident
-from ade_platform.lib.lineage.conditions import iso
+from ade_platform.lib.lineage.conditions import epoch_of, iso
 from ade_platform.lib.lineage.evidence import LiveFindings
 from ade_platform.lib.lineage.timeline import Timeline, chain_files, page
 from ade_platform.lib.lineage.trace import LineageLookupError, builders_of, find_start, status_of, walk
@@ -111,7 +111,8 @@ class LineageService:
             args = {"start_kind": start_kind, "start": start, "system": system}
             findings, result, observed = self.probe_live(tool, args, v, root)
         records = store.records(health, joined, lineage, snapshot.version)
-        body = incident.explain(v, root, records, findings, self.dialect, self.default_cap)
+        blame = git_blame(self.ctx.settings) if live else None
+        body = incident.explain(v, root, records, findings, self.dialect, self.default_cap, blame)
         self.record(tool, observed)
         read_live = (
             frozenset({"dbt_run_results"}) if live and "run_results" not in _missed(findings) else frozenset()
@@ -245,6 +246,43 @@ def git_commits(settings: Any, files: list[str], since: float) -> tuple[list[dic
     except GitError as exc:
         return [], [f"git history not read: {exc.detail}"]
     return found, []
+
+
+def git_blame(settings: Any) -> Any:
+    """Who last changed each of some project files: an uncommitted edit in the working tree, else the newest
+    commit to it (clients/git.py: fixed argument lists, the paths after `--`); {} when git cannot tell."""
+    from datetime import UTC, datetime
+
+    from ade_platform.clients.git import GitError, commits, uncommitted
+
+    if settings.dbt is None:
+        return None
+    project = settings.dbt.project_dir
+
+    def blame(files: list[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        try:
+            for path in uncommitted(project, files):
+                out[path] = {"uncommitted": True}
+            # the newest commit to each file: the code the build ran, when the working tree does not differ
+            since = datetime.fromtimestamp(time.time() - _BLAME_DAYS * 86400, UTC)
+            for order, commit in enumerate(commits(project, files, since, limit=100)):
+                at = epoch_of(commit.get("at"))
+                for path in commit["files"]:  # newest first: git log's order (it breaks ties within a second)
+                    out.setdefault(_under(path, files), {**commit, "at": at, "files": None, "order": order})
+        except GitError:
+            return out
+        return out
+
+    return blame
+
+
+def _under(path: str, files: list[str]) -> str:
+    """git log names files from the repository's root: the one of `files` (relative to the project) it is."""
+    return next((f for f in files if path == f or path.endswith("/" + f)), path)
+
+
+_BLAME_DAYS = 90
 
 
 def _missed(findings: LiveFindings) -> set[str]:
