@@ -42,19 +42,7 @@ def commits(
         "--",
         *paths,
     ]
-    try:
-        proc = subprocess.run(
-            args, cwd=repo_dir, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except FileNotFoundError:
-        raise GitError("git_unavailable", "git is not installed on this machine") from None
-    except subprocess.TimeoutExpired:
-        raise GitError("timeout", f"git log did not finish within {timeout:g} s") from None
-    if proc.returncode != 0:
-        if "not a git repository" in proc.stderr.lower():
-            raise GitError("not_a_repository", "the dbt project is not in a git repository")
-        raise GitError("git_failed", f"git log exited with {proc.returncode}")
-    return parse_log(proc.stdout)
+    return parse_log(_run(repo_dir, args, timeout, "git log"))
 
 
 def parse_log(text: str) -> list[dict[str, Any]]:
