@@ -248,9 +248,20 @@ class BridgeContext:
         if problem:
             provenance["observations_not_kept"] = problem
 
-    def observe(self, kind: str, key: str, state: dict, *, source: str, asset: str | None = None) -> None:
-        """Queue one observation for the store (deduplicated there against the newest state of its key)."""
-        _recorder().put(*self._observation_writer(), kind, key, state, source, asset, time.time())
+    def observe(
+        self,
+        kind: str,
+        key: str,
+        state: dict,
+        *,
+        source: str,
+        asset: str | None = None,
+        observed_at: float | None = None,
+    ) -> None:
+        """Queue one observation for the store (deduplicated there against the newest state of its key),
+        stamped with when it was read (default: now)."""
+        at = time.time() if observed_at is None else observed_at
+        _recorder().put(*self._observation_writer(), kind, key, state, source, asset, at)
 
     def _observation_writer(self) -> tuple[Any, dict[str, int]]:
         if self._observations is None:

@@ -80,6 +80,17 @@ class Home:
         self.env.update(ADE_HOME=str(target), ADE_CONFIG=str((code or REPO_ROOT) / "ade.yaml"))
         if code is not None:
             self.env["PYTHONPATH"] = str(code)
+        # the copied instance already holds the runs of whatever tests used the source home before this one:
+        # they are not this fault's, so every count leaves them out
+        self.before = self._run_ids()
+
+    def _run_ids(self) -> frozenset[str]:
+        from dagster import DagsterInstance
+
+        if not self.dagster_home.is_dir():
+            return frozenset()
+        with DagsterInstance.from_config(str(self.dagster_home)) as instance:
+            return frozenset(instance.get_run_ids())
 
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "ade_platform.cli", *args]
@@ -100,7 +111,8 @@ class Home:
         from dagster import DagsterInstance, RunsFilter
 
         with DagsterInstance.from_config(str(self.dagster_home)) as instance:
-            return list(instance.get_runs(RunsFilter(tags={"ade/tool": tool})))
+            runs = instance.get_runs(RunsFilter(tags={"ade/tool": tool}))
+        return [r for r in runs if r.run_id not in self.before]
 
     def tally(self, t: Tally, tool: str, answered: list[str]) -> Tally:
         runs = {r.run_id: r for r in self.runs(tool)}

@@ -113,7 +113,7 @@ class LineageService:
         records = store.records(health, joined, lineage, snapshot.version)
         blame = git_blame(self.ctx.settings) if live else None
         body = incident.explain(v, root, records, findings, self.dialect, self.default_cap, blame)
-        self.record(tool, observed)
+        self.record(tool, observed, findings.now)
         read_live = (
             frozenset({"dbt_run_results"}) if live and "run_results" not in _missed(findings) else frozenset()
         )
@@ -151,7 +151,7 @@ class LineageService:
         events = Timeline(v, chain, records, findings, since_at).build(commits)
         if until is not None:
             events = [e for e in events if in_window(e["_at"])]
-        self.record(tool, observed)
+        self.record(tool, observed, findings.now)
         shown, next_cursor = page(events, limit, cursor)
         notes += [
             f"not probed live ({m['why']}): {m['probe']} {m['node'] or ''}".strip()
@@ -217,11 +217,14 @@ class LineageService:
             findings.symptom = reused
         return findings, result, observed
 
-    def record(self, tool: str, observed: list[Any]) -> None:
+    def record(self, tool: str, observed: list[Any], read_at: float) -> None:
         """What was read now updates the shared picture (written in the background): after the answer is
-        built, so the answer's own history never holds what this very call observed."""
+        built, so the answer's own history never holds what this very call observed. Stamped with the moment
+        of the read, so the next answer dates a change exactly as this one did."""
         for found in observed:
-            self.ctx.observe(found.kind, found.key, found.state, source=tool, asset=found.asset)
+            self.ctx.observe(
+                found.kind, found.key, found.state, source=tool, asset=found.asset, observed_at=read_at
+            )
 
     def stamp_live(self, prov: dict[str, Any], result: Any, findings: LiveFindings) -> dict[str, Any]:
         prov["source"] = "live"
