@@ -48,15 +48,19 @@ def _signed_pct(fraction: float) -> str:
 
 def _rows(before: RelationProfile, after: RelationProfile, t: Thresholds) -> ValueChange | None:
     b, a = before.row_count, after.row_count
-    if b == a:
+    if b == a == 0:
         return None
     rel = (a - b) / b if b else 1.0
     vanished = b > 0 and a == 0
     outside = rel < t.rows_low or rel > t.rows_high
-    if not vanished and not (outside and abs(a - b) >= t.min_row_delta):
+    expected = b * (1 + (t.rows_low + t.rows_high) / 2)  # the middle of the band: 0% by default
+    if not vanished and not (outside and abs(a - expected) >= t.min_row_delta):
         return None
     detail = f"rows {_n(b)} \u2192 {_n(a)}" + (f" ({_signed_pct(rel)})" if b else "")
-    return ValueChange(after.relation, None, "row_count", b, a, detail, min(abs(rel), 1.0) if b else 1.0)
+    if t.learned_from:
+        detail += f", expected {_signed_pct(t.rows_low)} to {_signed_pct(t.rows_high)}"
+    moved = abs(a - expected) / b if b else 1.0
+    return ValueChange(after.relation, None, "row_count", b, a, detail, round(min(moved, 1.0), 6))
 
 
 def _shares(col: ColumnProfile, rows: int) -> dict[str, float]:
