@@ -101,14 +101,15 @@ def test_protected_columns_are_counted_never_selected(con: duckdb.DuckDBPyConnec
     seen: list[str] = []
     profile = _profile(con, seen=seen)
     email = profile.columns["customer_email"]
-    assert email.protected and email.distinct == 1000 and email.nulls == 0
+    assert email.protected and email.nulls == 0
+    assert email.distinct is not None and 900 <= email.distinct <= 1100  # approximate (HyperLogLog)
     assert (email.min, email.max, email.sum, email.top) == (None, None, None, None)
     assert "example.com" not in str(profile.as_state())
     for sql in seen:
         for column in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Column):
             if column.name == "customer_email":
                 outer = column.parent.parent if isinstance(column.parent, exp.Distinct) else column.parent
-                assert isinstance(outer, exp.Count), sql
+                assert isinstance(outer, exp.Count | exp.ApproxDistinct), sql
 
 
 def test_protected_columns_come_from_pii_names_dbt_tags_and_exclusions() -> None:

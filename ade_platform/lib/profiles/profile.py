@@ -19,8 +19,11 @@ def _int(value: Any) -> int:
     return int(value) if value is not None else 0
 
 
-def _mixes(queries: ProfileQueries, rows: Iterable[Sequence[Any]], wanted: Sequence[str]) -> dict[str, list]:
-    """column -> [(value as text, rows)], most frequent first; NULL is not a value (nulls are counted apart)."""
+def _mixes(
+    queries: ProfileQueries, rows: Iterable[Sequence[Any]], wanted: Sequence[str]
+) -> dict[str, list[tuple[str, int]] | None]:
+    """column -> [(value as text, rows)], most frequent first, or None when its exact distinct count is past the
+    bound (the approximate one said it was within); NULL is not a value (nulls are counted apart)."""
     wanted = [c for c in queries.mixable if c in set(wanted)]
     found: dict[str, list[tuple[str, int]]] = {c: [] for c in wanted}
     width = len(wanted)
@@ -30,10 +33,11 @@ def _mixes(queries: ProfileQueries, rows: Iterable[Sequence[Any]], wanted: Seque
             if not flag and values[i] is not None:  # GROUPING(col) = 0: this row counts col's values
                 found[wanted[i]].append((str(json_value(values[i])), _int(count)))
                 break
-    for values in found.values():
+    mixes: dict[str, list[tuple[str, int]] | None] = {}
+    for column, values in found.items():
         values.sort(key=lambda vc: (-vc[1], vc[0]))
-        del values[queries.mix_bound :]
-    return found
+        mixes[column] = values if len(values) <= queries.mix_bound else None
+    return mixes
 
 
 def profile_relation(
@@ -56,10 +60,13 @@ def profile_relation(
     row = result[0] if result else [None] * len(queries.outputs)
     metrics: dict[tuple[str | None, str], Any] = dict(zip(queries.outputs, row, strict=True))
     rows = _int(metrics[(None, "rows")])
+    # HyperLogLog errs by a few percent: ask the mix of columns a little past the bound; `_mixes` keeps the
+    # columns whose exact count is within it
     low = [
         name
         for name in queries.mixable
-        if metrics.get((name, "distinct")) is not None and _int(metrics[(name, "distinct")]) <= mix_bound
+        if metrics.get((name, "distinct")) is not None
+        and _int(metrics[(name, "distinct")]) <= mix_bound * 1.1 + 1
     ]
     mix_sql = queries.mix(low) if rows else None
     mixes = _mixes(queries, run_sql(mix_sql), low) if mix_sql else {}
@@ -68,6 +75,8 @@ def profile_relation(
         safe = name not in queries.protected
         distinct = metrics.get((name, "distinct"))
         top = mixes.get(name) if safe else None
+        if top is not None:
+            distinct = len(top)  # exact: the mix counted every value
         profiled[name] = ColumnProfile(
             name=name,
             type=raw_type,

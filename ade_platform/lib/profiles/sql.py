@@ -4,8 +4,8 @@ for the value mixes of the columns that turned out to have few distinct values.
 Names come from a warehouse's catalog and are treated as hostile: every identifier is quoted by its dialect's
 rules (DuckDB and Snowflake double a `"`), and a name BigQuery could not hold (a backtick, a backslash, a control
 character: its quoted identifiers take escapes we refuse to rely on) is refused, as is a NUL anywhere. Protected
-columns are never selected as values: only `COUNT(col)` and `COUNT(DISTINCT col)` name them, and they are left out
-of the mix query. Every aggregate is read by position (`outputs`), so no alias has to survive a dialect's case
+columns are never selected as values: only `COUNT(col)` and `APPROX_COUNT_DISTINCT(col)` (and the duplicate count
+of a declared key) name them, and they are left out of the mix query. Every aggregate is read by position (`outputs`), so no alias has to survive a dialect's case
 folding.
 """
 
@@ -167,7 +167,9 @@ def profile_queries(
         exprs.append(f"COUNT({q})")
         outputs.append((name, "non_null"))
         if kind != "nested":
-            exprs.append(f"COUNT(DISTINCT {q})")
+            # Approximate (HyperLogLog in all three): an exact distinct per column is most of a profile's cost;
+            # the mix query counts the low-cardinality columns exactly.
+            exprs.append(f"APPROX_COUNT_DISTINCT({q})")
             outputs.append((name, "distinct"))
         if name.lower() in guarded:
             continue
