@@ -267,3 +267,44 @@ def test_thinning_keeps_recent_builds_and_one_profile_per_older_day() -> None:
     assert len(recent) == 3 * 24 + 1
     older_days = {int(hourly[i] // day) for i in kept if i not in recent}
     assert len(older_days) == len([i for i in kept if i not in recent]) >= 60
+
+
+def test_a_run_skips_and_says_what_fails_and_keeps_its_bounds(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    from ade_platform.lib.errors import CodedError
+    from ade_platform.lib.profiles.run import profile_all
+    from ade_platform.lib.profiles.targets import Target
+
+    def run(sql: str) -> list[tuple]:  # as the warehouse clients do: their errors are CodedErrors
+        if '"slow"' in sql:
+            raise CodedError("query_timeout", "the query exceeded 1s and was cancelled")
+        try:
+            return con.execute(sql).fetchall()
+        except duckdb.Error:
+            raise CodedError("query_failed", "no such table") from None
+
+    def target(name: str) -> Target:
+        return Target(
+            f"model.x.{name}", ("memory", "main", name), tuple(COLUMNS), (("order_id",),), frozenset()
+        )
+
+    writer, reader = StoreWriter(tmp_path), StoreReader(tmp_path)
+    summary = profile_all(
+        run,
+        "duckdb",
+        "demo",
+        [target("orders"), target("slow"), target("dropped"), target("orders2")],
+        history=lambda relation: profile_history(reader, "demo", relation),
+        record=lambda profile: record_profile(writer, profile, "test"),
+        max_relations=3,
+        budget_seconds=60,
+    )
+    assert (summary["targets"], summary["profiled"], summary["skipped"]) == (4, 1, 3)
+    assert {s["relation"]: s["reason"] for s in summary["skipped_relations"]} == {
+        "memory.main.slow": "query_timeout: the query exceeded 1s and was cancelled",
+        "memory.main.dropped": "query_failed: no such table",
+        "memory.main.orders2": "past max_relations (3)",
+    }
+    assert latest_profile(reader, "demo", "memory.main.orders") is not None
+    assert summary["relations"][0]["failing"] == [] and sum(summary["failing_counts"].values()) == 0
