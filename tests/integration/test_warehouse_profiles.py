@@ -102,8 +102,8 @@ def test_the_after_build_sensor_profiles_each_new_build_once(demo_copy: Settings
         "metadata": {**results.data.get("metadata", {}), "invocation_id": "another-build"},
     }
     StoreWriter(demo_copy.store_root).publish("dbt_run_results", data, run_id="test", source={"path": "test"})
-    context = dg.build_sensor_context(instance=instance)
-    (request,) = sensor(context).run_requests
-    assert request.tags["ade/reason"] == "dbt build"
-    again = sensor(dg.build_sensor_context(instance=instance, cursor=context.cursor))
-    assert not again.run_requests
+    first = sensor(dg.build_sensor_context(instance=instance))
+    (request,) = first.run_requests
+    assert request.tags["ade/reason"] == "dbt build" and first.cursor is not None
+    again = sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor))
+    assert not again.run_requests and "already requested" in again.skip_reason.skip_message
