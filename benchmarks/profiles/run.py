@@ -186,9 +186,41 @@ def monitors() -> None:
         )
 
 
+def history_cost(relations: int = 10, days: int = 72) -> None:
+    """What the history adds per relation once it is full (the cost runs above start from an empty store): record
+    one profile, read the relation's kept history, judge it."""
+    from dataclasses import replace
+
+    from ade_platform.lib.profiles.monitors import LEARN_DAYS, evaluate
+    from ade_platform.store import StoreReader, StoreWriter
+    from ade_platform.store.profiles import profile_history, record_profile
+
+    history = healthy_history(days=days)
+    with tempfile.TemporaryDirectory(prefix="ade-bench-profiles-history-") as tmp:
+        writer, reader = StoreWriter(tmp), StoreReader(tmp)
+        started = time.perf_counter()
+        for r in range(relations):
+            for p in history:
+                record_profile(writer, replace(p, relation=f"bench.main.t{r}"), "bench")
+        record_ms = (time.perf_counter() - started) / (relations * days) * 1000
+        started = time.perf_counter()
+        since = history[-1].profiled_at - LEARN_DAYS * 86_400  # the window the asset reads
+        pasts = [profile_history(reader, "bench", f"bench.main.t{r}", since=since) for r in range(relations)]
+        read_ms = (time.perf_counter() - started) / relations * 1000
+        started = time.perf_counter()
+        for past in pasts:
+            evaluate(past[:-1], past[-1])
+        judge_ms = (time.perf_counter() - started) / relations * 1000
+    print(
+        f"Per relation with {days} days of profiles kept, {len(pasts[0])} read (the learning window): "
+        f"record {record_ms:.1f} ms, read history {read_ms:.1f} ms, monitors {judge_ms:.1f} ms"
+    )
+
+
 def main() -> None:
     quick = quick_mode(__doc__)
     monitors()
+    history_cost()
     print("\nProfiling cost vs the dbt build (DuckDB, 2 dbt threads; target: profiling <= 10% of the build)")
     print(HEADER)
     print(generated_cost(100 if quick else 1000), flush=True)

@@ -36,6 +36,7 @@ from ade_platform.defs.store_results import stored_result
 from ade_platform.defs.warehouse.assets import warehouse_client
 from ade_platform.defs.warehouse.resources import resource_key
 from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
+from ade_platform.lib.profiles.monitors import LEARN_DAYS
 from ade_platform.lib.profiles.run import DUCKDB_HOLD_SECONDS, profile_all
 from ade_platform.lib.profiles.targets import profile_targets
 from ade_platform.lib.warehouse.names import check_name, profiles_asset, schema_asset
@@ -117,13 +118,14 @@ def profiles_asset_def(name: str, settings: Settings) -> Any:
         if hasattr(client, "hold_seconds"):
             client.hold_seconds = DUCKDB_HOLD_SECONDS
         started = time.perf_counter()
+        learn_since = time.time() - LEARN_DAYS * 86_400  # what the monitors learn from: fewer files to read
         try:
             summary = profile_all(
                 lambda sql: [tuple(row.values()) for row in client.query(sql).rows],
                 wh.type,
                 name,
                 targets,
-                history=lambda relation: profile_history(reader, name, relation),
+                history=lambda relation: profile_history(reader, name, relation, since=learn_since),
                 record=lambda profile: record_profile(
                     writer, profile, "warehouse_profiles", profiles_asset(name)
                 ),

@@ -36,6 +36,7 @@ MIX_FLOOR, MIX_CEILING = 1.0, 10.0  # points
 MEAN_FLOOR, MEAN_CEILING = 0.05, 1.0
 GAP_FLOOR = 3600.0  # seconds of slack on the freshness cadence
 _DAY = 86_400.0
+LEARN_DAYS = 42  # the window the thresholds are learned from: six weeks, recent enough to follow growth
 MONITORS = ("volume", "freshness", "null_rate", "duplicates", "value_mix")
 
 
