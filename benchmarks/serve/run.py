@@ -1,0 +1,240 @@
+"""Cached answers under many clients (issue 35, item 3): the demo gateway over HTTP against a no-op FastMCP tool,
+side by side in the same run.
+
+    python -m benchmarks.serve.run [--quick] [--home DIR]
+
+Two servers run as processes of their own, both served by uvicorn on loopback as `ade mcp --transport http`
+serves: `ade mcp` on the materialized demo (every demo toolset on) and a FastMCP server with one no-op tool
+(`benchmarks/serve/noop.py`, the floor). N clients at once (1, 16, 64), each its own MCP session, call the
+cached tools in turn (`dbt_get_failed_models`, `fs_list_models`, `dbt_get_lineage`, `dbt_get_model_tests`), or
+the no-op; then the same with one of the N reading a table live (`warehouse_get_schema` of one table: a catalog
+query on DuckDB, audited). Each (level, server) pair runs `rounds` times, alternating which server goes first;
+the figures are the median round's. The clients are `benchmarks/serve/load.py` (raw JSON-RPC over httpx: no
+output-schema validation in the client), in this process.
+
+Reported per level: calls/s, latency p50/p99, the server's CPU per call (user + system time of its process over
+the round / calls: steadier than latency on a shared machine), errors, and the ratios the issue sets targets for:
+p50 at one client <= 1.5 x the no-op's, throughput at 16 and 64 clients >= 50 % of the no-op's. `--home` reuses a
+materialized demo home (`ade materialize` with ADE_HOME=DIR); without it the demo is materialized into a temporary
+folder first (about 2 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from benchmarks.serve.load import Call, HttpSession, Load, run_load
+from benchmarks.timing import pct
+
+REPO = Path(__file__).resolve().parents[2]
+CACHED: list[Call] = [
+    ("dbt_get_failed_models", {}),
+    ("fs_list_models", {}),
+    ("dbt_get_lineage", {"node_id": "model.dbt_demo.stg_orders", "direction": "downstream"}),
+    ("dbt_get_model_tests", {"model_name": "orders"}),
+]
+LIVE: Call = ("warehouse_get_schema", {"schema_name": "main", "table_name": "orders"})
+NOOP: list[Call] = [("noop", {})]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def _served(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """A server process listening on a free port: (MCP URL, pid); stopped (SIGTERM) on exit."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*args, "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{args[:3]} exited with {proc.returncode} before serving")
+            try:
+                asyncio.run(_initialize(url))
+                break
+            except (httpx.HTTPError, OSError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _initialize(url: str) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        await HttpSession(http, url).open()
+
+
+def _materialized(home: Path) -> None:
+    from ade_platform.config import load_settings
+    from ade_platform.ops import materialize
+
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    settings = load_settings(REPO / "ade.yaml", env={**env, "ADE_HOME": str(home)})
+    log = io.StringIO()
+    started = time.perf_counter()
+    if materialize(settings, "*", out=log) != 0:
+        raise RuntimeError(f"demo materialization failed:\n{log.getvalue()[-2000:]}")
+    print(f"(demo materialized in {time.perf_counter() - started:.0f} s)", flush=True)
+
+
+class Measured:
+    """One round: the load's figures and the server's CPU time over it."""
+
+    def __init__(self, load: Load, cpu: float | None):
+        self.load, self.cpu = load, cpu
+
+    @property
+    def cpu_ms_per_call(self) -> float | None:
+        calls = len(self.load.latencies) + self.load.errors
+        return self.cpu / calls * 1000 if self.cpu is not None and calls else None
+
+
+def _round(
+    url: str, pid: int, clients: int, calls: list[Call], per_client: int, live: Call | None
+) -> Measured:
+    # the CPU reading brackets the timed calls only (sessions opened and warmed before it starts)
+    load = asyncio.run(run_load(url, clients, calls, per_client, live=live, cpu=lambda: _cpu_seconds(pid)))
+    return Measured(load, load.cpu_seconds)
+
+
+def _median_round(rounds: list[Measured]) -> Measured:
+    ordered = sorted(rounds, key=lambda m: m.load.throughput)
+    return ordered[len(ordered) // 2]
+
+
+def _row(label: str, m: Measured, only: str | None = None) -> str:
+    lat = m.load.by_tool.get(only, []) if only else m.load.latencies
+    cpu = m.cpu_ms_per_call
+    cpu_text = f"{cpu:8.2f}" if cpu is not None else "       -"
+    return (
+        f"    {label:34s}{m.load.throughput:9.0f}{pct(lat, 50) * 1000:10.1f}{pct(lat, 99) * 1000:10.1f}"
+        f"{cpu_text}{m.load.errors:8d}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
+    parser.add_argument(
+        "--home", type=Path, help="a materialized demo home (ADE_HOME); default: materialize one"
+    )
+    args = parser.parse_args()
+    rounds = 1 if args.quick else 3
+    calls_per_level = 200 if args.quick else 800  # calls per round at each level, split among the clients
+    levels = (1, 16, 64)
+    with tempfile.TemporaryDirectory() as tmp:
+        home = args.home
+        if home is None:
+            home = Path(tmp) / "ade"
+            _materialized(home)
+        env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+        env.update({"ADE_HOME": str(home), "PYTHONPATH": str(REPO), "PY_KEY_VALUE_DISABLE_BEARTYPE": "true"})
+        ade_args = [str(Path(sys.executable).parent / "ade"), "mcp", "--transport", "http"]
+        noop_args = [sys.executable, "-m", "benchmarks.serve.noop"]
+        with _served(ade_args, env) as (ade_url, ade_pid), _served(noop_args, env) as (noop_url, noop_pid):
+            sides = {
+                "no-op FastMCP tool": (noop_url, noop_pid, NOOP),
+                "ADE cached tools": (ade_url, ade_pid, CACHED),
+            }
+            results: dict[tuple[str, int, bool], list[Measured]] = {}
+            plan = [(n, False) for n in levels] + [(n, True) for n in levels[1:]]
+            for r in range(rounds):
+                for clients, mixed in plan:
+                    per_client = max(4, calls_per_level // clients)
+                    order = list(sides) if r % 2 == 0 else list(reversed(sides))
+                    for side in order:
+                        url, pid, calls = sides[side]
+                        live = LIVE if mixed and side == "ADE cached tools" else None
+                        measured = _round(url, pid, clients, calls, per_client, live)
+                        results.setdefault((side, clients, mixed), []).append(measured)
+    _report(results, levels, rounds)
+
+
+def _report(
+    results: dict[tuple[str, int, bool], list[Measured]], levels: tuple[int, ...], rounds: int
+) -> None:
+    load = os.getloadavg()
+    print(
+        f"Cached answers over HTTP vs a no-op FastMCP tool, {rounds} round(s) per figure (median round); "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(f"    {'clients, server':34s}{'calls/s':>9}{'p50 ms':>10}{'p99 ms':>10}{'cpu ms':>8}{'errors':>8}")
+    noop, ade = "no-op FastMCP tool", "ADE cached tools"
+    for mixed in (False, True):
+        if mixed:
+            print("  with one client reading a table live (warehouse_get_schema, audited) among them:")
+        for clients in levels:
+            if (ade, clients, mixed) not in results:
+                continue
+            floor = _median_round(results[(noop, clients, False)])
+            mine = _median_round(results[(ade, clients, mixed)])
+            if not mixed:
+                print(_row(f"{clients:3d}  {noop}", floor))
+            print(_row(f"{clients:3d}  {ade}" + (" + live" if mixed else ""), mine))
+            if mixed:
+                for name in (LIVE[0],):
+                    print(_row(f"       of which {name}", mine, only=name))
+            cached = [v for name, vs in mine.load.by_tool.items() if name != LIVE[0] for v in vs]
+            ratio_p50 = pct(cached, 50) / pct(floor.load.latencies, 50)
+            share = mine.load.throughput / floor.load.throughput
+            cpu = (
+                f"; CPU per call {mine.cpu_ms_per_call / floor.cpu_ms_per_call:.2f} x"
+                if mine.cpu_ms_per_call and floor.cpu_ms_per_call
+                else ""
+            )
+            target = " (target <= 1.5 x)" if clients == 1 else " (target >= 50 %)"
+            print(
+                f"         p50 {ratio_p50:.2f} x the no-op's, throughput {share * 100:.0f} % of it{cpu}{target}"
+            )
+    spread = {
+        f"{side} {clients}{' mix' if mixed else ''}": statistics.pstdev([m.load.throughput for m in ms])
+        for (side, clients, mixed), ms in results.items()
+        if len(ms) > 1
+    }
+    if spread:
+        worst = max(spread, key=spread.get)  # type: ignore[arg-type]
+        print(f"    largest round-to-round spread of calls/s: {worst} ({spread[worst]:.0f}/s)")
+
+
+if __name__ == "__main__":
+    main()
