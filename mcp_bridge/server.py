@@ -89,7 +89,9 @@ def adopt(gateway: FastMCP, toolset: FastMCP) -> None:
         elif isinstance(component, Prompt):
             gateway.add_prompt(component)
         else:  # a kind FastMCP added since: refuse to drop it silently
-            raise TypeError(f"toolset {toolset.name}: cannot serve a {type(component).__name__} from the gateway")
+            raise TypeError(
+                f"toolset {toolset.name}: cannot serve a {type(component).__name__} from the gateway"
+            )
 
 
 def _workspace(settings: Settings) -> list[Path]:
