@@ -330,11 +330,15 @@ class CallerAccess(Middleware):
             if self.control is not None:
                 found = await self.surfaces()
                 kind = found.classes.get(name)
-                if kind is None:  # unknown: FastMCP's own answer
-                    return await call_next(context)
+                if kind is None:  # not a toolset's: one the gateway itself registered, or none at all
+                    server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+                    tool = await server.get_tool(name) if server is not None else None
+                    if tool is None:  # unknown: FastMCP's own answer
+                        return await call_next(context)
+                    kind = found.classes[name] = classify(tool.name, tool.annotations)
                 roles = self.control.policy.roles(caller)
                 allowed = caller.signed_in and self.control.policy.allows(
-                    roles, kind.effect, found.tools[name]
+                    roles, kind.effect, found.tools.get(name)
                 )
                 if not allowed:
                     raise ToolFailure(

@@ -159,8 +159,8 @@ def main() -> None:
         "--home", type=Path, help="a materialized demo home (ADE_HOME); default: materialize one"
     )
     args = parser.parse_args()
-    rounds = 1 if args.quick else 3
-    calls_per_level = 200 if args.quick else 800  # calls per round at each level, split among the clients
+    rounds = 1 if args.quick else 2
+    calls_per_level = 200 if args.quick else 640  # calls per round at each level, split among the clients
     levels = (1, 16, 64)
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home
