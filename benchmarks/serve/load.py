@@ -113,11 +113,8 @@ async def run_load(
     limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
     async with httpx.AsyncClient(timeout=120, limits=limits) as http:
         sessions = [await HttpSession(http, url).open() for _ in range(clients)]
-        for session in sessions:  # warm: every tool once on every session (first reads, first imports)
-            for name, args in calls:
-                await session.call(name, args)
-        if live is not None:
-            await sessions[0].call(*live)
+        for name, args in [*calls, *([live] if live is not None else [])]:  # warm: first reads, first imports
+            await sessions[0].call(name, args)
         start = asyncio.Event()
         finished = 0
 

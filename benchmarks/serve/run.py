@@ -158,9 +158,11 @@ def main() -> None:
     parser.add_argument(
         "--home", type=Path, help="a materialized demo home (ADE_HOME); default: materialize one"
     )
+    parser.add_argument("--rounds", type=int, help="rounds per figure (default 2; --quick: 1)")
+    parser.add_argument("--calls", type=int, help="calls per round, split among the clients (default 640)")
     args = parser.parse_args()
-    rounds = 1 if args.quick else 2
-    calls_per_level = 200 if args.quick else 640  # calls per round at each level, split among the clients
+    rounds = args.rounds or (1 if args.quick else 2)
+    calls_per_level = args.calls or (200 if args.quick else 640)
     levels = (1, 16, 64)
     with tempfile.TemporaryDirectory() as tmp:
         home = args.home
@@ -186,6 +188,12 @@ def main() -> None:
                         url, pid, calls = sides[side]
                         live = LIVE if mixed and side == "ADE cached tools" else None
                         measured = _round(url, pid, clients, calls, per_client, live)
+                        print(
+                            f"  round {r + 1}, {clients} clients{' + live' if live else ''}, {side}: "
+                            f"{measured.load.throughput:.0f} calls/s",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                         results.setdefault((side, clients, mixed), []).append(measured)
     _report(results, levels, rounds)
 
