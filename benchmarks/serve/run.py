@@ -214,14 +214,17 @@ def _report(
         for clients in levels:
             if (ade, clients, mixed) not in results:
                 continue
-            floor = _median_round(results[(noop, clients, False)])
+            floor = _median_round(results.get((noop, clients, mixed)) or results[(noop, clients, False)])
             mine = _median_round(results[(ade, clients, mixed)])
             if not mixed:
                 print(_row(f"{clients:3d}  {noop}", floor))
             print(_row(f"{clients:3d}  {ade}" + (" + live" if mixed else ""), mine))
             if mixed:
-                for name in (LIVE[0],):
-                    print(_row(f"       of which {name}", mine, only=name))
+                live = mine.load.by_tool.get(LIVE[0], [])
+                print(
+                    f"         of which {LIVE[0]}: {len(live)} calls, p50 {pct(live, 50) * 1000:.1f} ms, "
+                    f"p99 {pct(live, 99) * 1000:.1f} ms"
+                )
             cached = [v for name, vs in mine.load.by_tool.items() if name != LIVE[0] for v in vs]
             ratio_p50 = pct(cached, 50) / pct(floor.load.latencies, 50)
             share = mine.load.throughput / floor.load.throughput
