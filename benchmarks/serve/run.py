@@ -49,6 +49,7 @@ CACHED: list[Call] = [
 ]
 LIVE: Call = ("warehouse_get_schema", {"schema_name": "main", "table_name": "orders"})
 NOOP: list[Call] = [("noop", {})]
+SLICES = 8  # at one client, each round alternates the servers this many times
 
 
 def _free_port() -> int:
@@ -137,6 +138,20 @@ def _round(
     return Measured(load, load.cpu_seconds)
 
 
+def _merged(slices: list[Measured]) -> Measured:
+    """The slices of one round as one measurement: samples pooled, wall and CPU time added."""
+    load = Load(slices[0].load.clients)
+    cpu: float | None = 0.0
+    for part in slices:
+        load.latencies += part.load.latencies
+        for name, values in part.load.by_tool.items():
+            load.by_tool.setdefault(name, []).extend(values)
+        load.seconds += part.load.seconds
+        load.errors += part.load.errors
+        cpu = None if cpu is None or part.cpu is None else cpu + part.cpu
+    return Measured(load, cpu)
+
+
 def _median_round(rounds: list[Measured]) -> Measured:
     ordered = sorted(rounds, key=lambda m: m.load.throughput)
     return ordered[len(ordered) // 2]
@@ -182,14 +197,21 @@ def main() -> None:
             plan = [(n, False) for n in levels] + [(n, True) for n in levels[1:]]
             for r in range(rounds):
                 for clients, mixed in plan:
-                    per_client = max(4, calls_per_level // clients)
-                    order = list(sides) if r % 2 == 0 else list(reversed(sides))
-                    for side in order:
-                        url, pid, calls = sides[side]
-                        live = LIVE if mixed and side == "ADE cached tools" else None
-                        measured = _round(url, pid, clients, calls, per_client, live)
+                    # one client's latency is compared in slices that alternate between the servers, so that
+                    # both see the same moments of a shared machine; many clients in one slice each
+                    slices = SLICES if clients == 1 else 1
+                    per_client = max(4, calls_per_level // clients // slices)
+                    parts: dict[str, list[Measured]] = {side: [] for side in sides}
+                    for i in range(slices):
+                        order = list(sides) if (r + i) % 2 == 0 else list(reversed(sides))
+                        for side in order:
+                            url, pid, calls = sides[side]
+                            live = LIVE if mixed and side == "ADE cached tools" else None
+                            parts[side].append(_round(url, pid, clients, calls, per_client, live))
+                    for side in sides:
+                        measured = _merged(parts[side])
                         print(
-                            f"  round {r + 1}, {clients} clients{' + live' if live else ''}, {side}: "
+                            f"  round {r + 1}, {clients} clients{' + live' if mixed else ''}, {side}: "
                             f"{measured.load.throughput:.0f} calls/s",
                             file=sys.stderr,
                             flush=True,
