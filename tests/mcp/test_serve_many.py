@@ -2,14 +2,13 @@
 of the snapshot version that is current when they ask, and a version published while the gateway runs replaces
 the one it holds in memory for every session, without a restart.
 
-The real `ade mcp --transport http` runs as a process; the store is written by this test process, as Dagster's
-materializations write it beside a running gateway.
+The gateway's HTTP app as `ade mcp --transport http` builds it, served by uvicorn on loopback (in a thread);
+the store is written beside it as Dagster's materializations write it, through `StoreWriter`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from fastmcp import Client
 from ade_platform.config import load_settings
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
+from tests.auth.support import threaded_gateway
 from tests.helpers import tool_payload
-from tests.processes import mcp_over_http
 
 SESSIONS = 12
 ROOT = "model.p.root"
@@ -46,8 +45,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, StoreWriter]]:
     writer.publish(
         "dbt_lineage_index", build_lineage_index(_manifest(["first_a", "first_b"])), run_id="run-1"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ADE_", "DAGSTER_HOME"))}
-    with mcp_over_http({**env, "ADE_CONFIG": str(cfg)}) as (url, _):
+    with threaded_gateway(load_settings(cfg, env={})) as url:
         yield url, writer
 
 
