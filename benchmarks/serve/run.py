@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import io
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,10 +34,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
-from benchmarks.serve.load import Call, HttpSession, Load, run_load
+from benchmarks.serve.load import Call, Load, run_load
 from benchmarks.timing import pct
+from tests.processes import free_port, stop, wait_for_http
 
 REPO = Path(__file__).resolve().parents[2]
 CACHED: list[Call] = [
@@ -52,12 +50,6 @@ NOOP: list[Call] = [("noop", {})]
 SLICES = 8  # at one client, each round alternates the servers this many times
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cpu_seconds(pid: int) -> float | None:
     """User + system CPU time of a process so far (Linux /proc; None elsewhere)."""
     try:
@@ -69,40 +61,17 @@ def _cpu_seconds(pid: int) -> float | None:
 
 @contextmanager
 def _served(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, int]]:
-    """A server process listening on a free port: (MCP URL, pid); stopped (SIGTERM) on exit."""
-    port = _free_port()
+    """A server process listening on a free port: (MCP URL, pid); stopped on exit."""
+    port = free_port()
     proc = subprocess.Popen(
-        [*args, "--port", str(port)],
-        env=env,
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [*args, "--port", str(port)], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{args[:3]} exited with {proc.returncode} before serving")
-            try:
-                asyncio.run(_initialize(url))
-                break
-            except (httpx.HTTPError, OSError):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+        wait_for_http(url, proc, timeout=180)  # a start on a busy machine takes a while
         yield url, proc.pid
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-async def _initialize(url: str) -> None:
-    async with httpx.AsyncClient(timeout=10) as http:
-        await HttpSession(http, url).open()
+        stop(proc)
 
 
 def _materialized(home: Path) -> None:
