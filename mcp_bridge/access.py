@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastmcp.server.dependencies import get_access_token
@@ -262,6 +262,8 @@ class _Surfaces:
     resources: dict[str, str]  # uri -> toolset
     templates: list[tuple[Any, str]]  # (ResourceTemplate, toolset)
     prompts: dict[str, str]
+    # what each tool does, classified once: a call is then a dict lookup, not a search of the gateway's tools
+    classes: dict[str, ToolClass] = field(default_factory=dict)
 
     def resource(self, uri: str) -> tuple[str | None, str | None]:
         """(toolset, the URI or template it matched) of a URI; (None, None) for one no toolset serves."""
@@ -299,6 +301,7 @@ class CallerAccess(Middleware):
             for name, server in self.toolsets.items():
                 for tool in await server.list_tools(run_middleware=False):
                     found.tools[tool.name] = name
+                    found.classes[tool.name] = classify(tool.name, tool.annotations)
                 for resource in await server.list_resources(run_middleware=False):
                     found.resources[str(resource.uri)] = name
                 for template in await server.list_resource_templates(run_middleware=False):
@@ -325,12 +328,18 @@ class CallerAccess(Middleware):
         with calling_as(caller), contextlib.ExitStack() as slots:
             name = context.message.name
             if self.control is not None:
-                server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
-                tool = await server.get_tool(name) if server is not None else None
-                if tool is None:  # unknown: FastMCP's own answer
-                    return await call_next(context)
+                found = await self.surfaces()
+                kind = found.classes.get(name)
+                if kind is None:  # not a toolset's: one the gateway itself registered, or none at all
+                    server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+                    tool = await server.get_tool(name) if server is not None else None
+                    if tool is None:  # unknown: FastMCP's own answer
+                        return await call_next(context)
+                    kind = found.classes[name] = classify(tool.name, tool.annotations)
                 roles = self.control.policy.roles(caller)
-                allowed, kind = await self._allowed(caller, roles, tool)
+                allowed = caller.signed_in and self.control.policy.allows(
+                    roles, kind.effect, found.tools.get(name)
+                )
                 if not allowed:
                     raise ToolFailure(
                         "forbidden",

@@ -60,8 +60,38 @@ def build_server(
         dereference_schemas=False,
     )
     for toolset in toolsets.values():
-        gateway.mount(toolset)
+        adopt(gateway, toolset)
     return gateway
+
+
+def adopt(gateway: FastMCP, toolset: FastMCP) -> None:
+    """Serve a toolset's tools, resources, resource templates and prompts from the gateway itself.
+
+    Mounting would do the same for the listing, but at a price on every call (measured in
+    benchmarks/serve/README.md): FastMCP looks a called tool up in every mounted server at once (a task per
+    toolset, on the event loop), then runs the call through the toolset's own middleware chain and looks the
+    tool up there again. Registered here, a call is one lookup among the gateway's own components and one
+    middleware chain (the gateway's: errors, caller, access), as on a one-tool server. The toolset's server
+    still holds its components: `ade mcp --server <name>` serves it alone, and `CallerAccess` reads which
+    toolset owns what from it. Toolsets register nothing at run time and have no lifespan of their own, the
+    two things only mounting would carry over."""
+    from fastmcp.prompts import Prompt
+    from fastmcp.resources import Resource, ResourceTemplate
+    from fastmcp.tools import Tool
+
+    # FastMCP offers no public listing that is not a coroutine; the provider's store is the toolset's own
+    # registrations, in the order they were made.
+    for component in list(toolset.local_provider._components.values()):
+        if isinstance(component, Tool):
+            gateway.add_tool(component)
+        elif isinstance(component, Resource | ResourceTemplate):
+            gateway.add_resource(component)
+        elif isinstance(component, Prompt):
+            gateway.add_prompt(component)
+        else:  # a kind FastMCP added since: refuse to drop it silently
+            raise TypeError(
+                f"toolset {toolset.name}: cannot serve a {type(component).__name__} from the gateway"
+            )
 
 
 def _workspace(settings: Settings) -> list[Path]:
