@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from mcp_bridge import log_hygiene
 from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
+from mcp_bridge.startup import AfterFirstListing
 from mcp_bridge.toolsets import build_toolset
 
 log = logging.getLogger("ade.mcp")
@@ -44,6 +46,7 @@ def build_server(
             raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
         toolset = build_toolset(only, ctx)
         toolset.add_middleware(CallerAccess(settings, access, {only: toolset}))
+        toolset.add_middleware(AfterFirstListing(toolset, _warm_ups([toolset])))
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
     gateway = FastMCP(
@@ -61,7 +64,12 @@ def build_server(
     )
     for toolset in toolsets.values():
         gateway.mount(toolset)
+    gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
     return gateway
+
+
+def _warm_ups(toolsets: Iterable[FastMCP]) -> list[Callable[[], None]]:
+    return [warm_up for toolset in toolsets for warm_up in getattr(toolset, "warm_ups", ())]
 
 
 def _workspace(settings: Settings) -> list[Path]:

@@ -66,6 +66,9 @@ class Toolset(FastMCP):
             dereference_schemas=cache is None,
         )
         self.schema_cache = cache
+        # work that only makes later calls faster, started after the gateway's first tools/list
+        # (mcp_bridge/startup.py)
+        self.warm_ups: list[Callable[[], None]] = []
 
     def tool(self, name_or_fn: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
         cache = self.schema_cache

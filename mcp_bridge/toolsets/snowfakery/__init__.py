@@ -52,5 +52,6 @@ def build(ctx: BridgeContext) -> FastMCP:
     add_tools(server, tools, published_name=lambda method: ctx.tool_name(f"snowfakery.{method}"))
     resources.register(server, tools.services)
     prompts.register(server)
-    tools.services.warm(server)
+    # started once the gateway's first tools/list is answered (mcp_bridge/startup.py), not while it starts
+    server.warm_ups.append(lambda: tools.services.warm(server))
     return server
