@@ -24,6 +24,9 @@ from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.startup import AfterFirstListing
 from mcp_bridge.toolsets import build_toolset
+from mcp_bridge.toolsets.base import shared_parameters
+from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
+from mcp_bridge.toolsets.schemas.provenance import PROVENANCE_KEYS
 
 log = logging.getLogger("ade.mcp")
 GATEWAY_NAME = "ade-platform"
@@ -52,20 +55,32 @@ def build_server(
     gateway = FastMCP(
         GATEWAY_NAME,
         version=__version__,  # serverInfo names ADE and its version, not the framework's
-        instructions=(
-            "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that "
-            "Dagster materializes (each answer carries provenance: asset, materialized_at, age_seconds, "
-            "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
-        ),
+        instructions=gateway_instructions(toolsets),
         mask_error_details=True,
         middleware=[StructuredErrors(ctx.scrubber()), CallerAccess(settings, access, toolsets)],
-        # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
+        # the toolsets' schemas take their published form once, at registration (mcp_bridge/schema_form.py)
         dereference_schemas=False,
     )
     for toolset in toolsets.values():
         gateway.mount(toolset)
     gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
     return gateway
+
+
+def gateway_instructions(toolsets: dict[str, FastMCP]) -> str:
+    """What the gateway says once, at initialize: what it is, the provenance keys, the parameters the mounted
+    toolsets share (described here rather than in each tool's input schema) and the paging parameters."""
+    shared = [
+        shared_parameters(parameters, name)
+        for name, toolset in toolsets.items()
+        if (parameters := getattr(toolset, "shared_parameters", None))
+    ]
+    intro = (
+        "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that Dagster "
+        "materializes (each answer carries provenance: asset, materialized_at, age_seconds, run_id); live tools "
+        "run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
+    )
+    return "\n".join([intro, PROVENANCE_KEYS, *shared, PAGING_PARAMETERS])
 
 
 def _warm_ups(toolsets: Iterable[FastMCP]) -> list[Callable[[], None]]:
