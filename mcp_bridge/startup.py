@@ -40,7 +40,7 @@ class AfterFirstListing(Middleware):
     def __init__(self, server: FastMCP, warm_ups: list[Callable[[], None]]):
         self.server = server
         self.warm_ups = warm_ups
-        self._done = False
+        self.listed = False
         self._lock = threading.Lock()
 
     async def on_list_tools(self, context: Any, call_next: Any) -> Any:
@@ -50,9 +50,9 @@ class AfterFirstListing(Middleware):
 
     def fire(self) -> None:
         with self._lock:
-            if self._done:
+            if self.listed:
                 return
-            self._done = True
+            self.listed = True
         with contextlib.suppress(ValueError):
             self.server.middleware.remove(self)
         record_modules()

@@ -62,6 +62,7 @@ class Toolset(FastMCP):
         instructions: str,
         cache: ToolSchemaCache | None,
         parameters: dict[str, str] | None = None,
+        cites_snapshots: bool = True,
     ):
         # Schemas take their published form once, at registration (mcp_bridge/schema_form.py), not on every
         # tools/list; without a cache file they are derived in a cache that is never written.
@@ -72,7 +73,7 @@ class Toolset(FastMCP):
                 [
                     instructions.rstrip(),
                     *([shared_parameters(parameters)] if parameters else []),
-                    PROVENANCE_KEYS,
+                    *([PROVENANCE_KEYS] if cites_snapshots else []),
                     PAGING_PARAMETERS,
                 ]
             ),
@@ -111,12 +112,17 @@ class Toolset(FastMCP):
 
 
 def new_toolset(
-    name: str, instructions: str, tools: object | None = None, parameters: dict[str, str] | None = None
+    name: str,
+    instructions: str,
+    tools: object | None = None,
+    parameters: dict[str, str] | None = None,
+    cites_snapshots: bool = True,
 ) -> FastMCP:
     """The server of a toolset; with `tools`, an object whose `@tool` methods it registers (`add_tools`).
     `parameters` describes, once, the parameters several of its tools take (their types carry no description):
-    the toolset's instructions say it, and the gateway's when it is mounted."""
-    server = Toolset(name, instructions, _SCHEMA_CACHE.get(), parameters)
+    the toolset's instructions say it, and the gateway's when it is mounted. A toolset whose answers never
+    cite a store snapshot (`cites_snapshots=False`) leaves the provenance keys out of its instructions."""
+    server = Toolset(name, instructions, _SCHEMA_CACHE.get(), parameters, cites_snapshots)
     if tools is not None:
         add_tools(server, tools)
     return server

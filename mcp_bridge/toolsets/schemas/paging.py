@@ -17,12 +17,11 @@ from ade_platform.lib.shapes import OpenShape
 # The paging and filter parameters are described once, in the instructions the gateway (and a toolset served
 # alone) sends at initialize (PARAMETERS), not again in the input schema of each of the ~25 list tools.
 PARAMETERS = (
-    "List tools share these parameters (docs/PAGING.md): limit: items per page (default "
-    f"{DEFAULT_LIMIT}, at most {MAX_LIMIT}; graph tools: nodes per page, default the server's node limit, each "
-    "page with the edges whose farther end is on it); cursor: the previous answer's next_cursor, unchanged, "
-    "with the same other arguments (omit for the first page; truncated: true means more follow); "
-    "name_pattern: a case-insensitive glob on the name (stg_*, *orders*; no wildcard: the whole name); "
-    "since / until: an ISO-8601 time (2026-11-24T14:00:00Z) or a span back from now (90m, 24h, 7d)."
+    f"Paged list tools (docs/PAGING.md): limit: items per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}; "
+    "graph tools: nodes, default limits.max_lineage_nodes, with the edges reaching them); cursor: the last "
+    "answer's next_cursor, other arguments unchanged (truncated: true means more follow); name_pattern: "
+    "case-insensitive glob on the name (stg_*, *orders*; no wildcard: the whole name); since / until: an "
+    "ISO-8601 time or a span back from now (90m, 24h, 7d)."
 )
 Limit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]
 GraphLimit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]

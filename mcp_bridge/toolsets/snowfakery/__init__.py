@@ -47,7 +47,7 @@ Prompts: author_recipe (draft and validate a new recipe; use it where draft_reci
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset("snowfakery", INSTRUCTIONS, parameters=PARAMETERS)
+    server = new_toolset("snowfakery", INSTRUCTIONS, parameters=PARAMETERS, cites_snapshots=False)
     tools = SnowfakeryTools(ctx)
     add_tools(server, tools, published_name=lambda method: ctx.tool_name(f"snowfakery.{method}"))
     resources.register(server, tools.services)
