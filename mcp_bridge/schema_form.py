@@ -9,7 +9,7 @@ context, so what pydantic adds for its own bookkeeping is dropped and what it sp
   (no enum or const, which would then have to list null, and no `$ref`).
 Input schemas are published with their `$ref`s inlined (a model reads one flat schema). Output schemas keep
 pydantic's `$defs` for a shape used more than once in the same answer (a `$ref` within the document, which
-clients resolve) and inline those used once. Nothing else changes: the same properties, types, bounds, enums
+clients resolve) and inline those used once (a recursive one keeps its reference). Nothing else changes: the same properties, types, bounds, enums
 and descriptions, so a value valid before is valid now, and the arguments are still validated by the tool's
 own pydantic model at call time.
 """
@@ -17,8 +17,10 @@ own pydantic model at call time.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+_REF = re.compile(r'"\$ref": "(#/\$defs/[^"]+)"')
 # Keywords whose value is data, not a schema: never rewritten.
 _DATA = frozenset({"default", "enum", "const", "examples", "required"})
 # Keywords whose value maps names to schemas (a property named "title" is kept).
@@ -74,23 +76,36 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline each `$defs` entry referenced once (and not from itself); keep those shared."""
+    """Inline each `$defs` entry referenced once (unless it reaches itself); keep those shared."""
     while schema.get("$defs"):
+        defs = schema["$defs"]
         text = json.dumps(schema)
-        single = [
-            name
-            for name, body in schema["$defs"].items()
-            if text.count(json.dumps(f"#/$defs/{name}")) == 1 and '"$ref"' not in json.dumps(body)
-        ]
-        if not single:
+        single = next(
+            (
+                name
+                for name in defs
+                if text.count(json.dumps(f"#/$defs/{name}")) == 1 and name not in _reachable(defs[name], defs)
+            ),
+            None,
+        )
+        if single is None:
             break
-        for name in single:
-            defs = dict(schema["$defs"])
-            body = defs.pop(name)
-            schema = _replace_ref({**schema, "$defs": defs}, f"#/$defs/{name}", body)
+        rest = {name: body for name, body in defs.items() if name != single}
+        schema = _replace_ref({**schema, "$defs": rest}, f"#/$defs/{single}", defs[single])
     if "$defs" in schema and not schema["$defs"]:
         schema = {key: value for key, value in schema.items() if key != "$defs"}
     return schema
+
+
+def _reachable(node: Any, defs: dict[str, Any], found: set[str] | None = None) -> set[str]:
+    """The names of the definitions a schema refers to, directly or through other definitions."""
+    found = set() if found is None else found
+    for ref in _REF.findall(json.dumps(node)):
+        name = ref.rsplit("/", 1)[-1]
+        if name not in found and name in defs:
+            found.add(name)
+            _reachable(defs[name], defs, found)
+    return found
 
 
 def _replace_ref(schema: Any, ref: str, body: dict[str, Any]) -> Any:
