@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +22,11 @@ from mcp_bridge import log_hygiene
 from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
+from mcp_bridge.startup import AfterFirstListing
 from mcp_bridge.toolsets import build_toolset
+from mcp_bridge.toolsets.base import shared_parameters
+from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
+from mcp_bridge.toolsets.schemas.provenance import PROVENANCE_KEYS
 
 log = logging.getLogger("ade.mcp")
 GATEWAY_NAME = "ade-platform"
@@ -44,23 +49,21 @@ def build_server(
             raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
         toolset = build_toolset(only, ctx)
         toolset.add_middleware(CallerAccess(settings, access, {only: toolset}))
+        toolset.add_middleware(AfterFirstListing(toolset, _warm_ups([toolset])))
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
     gateway = FastMCP(
         GATEWAY_NAME,
         version=__version__,  # serverInfo names ADE and its version, not the framework's
-        instructions=(
-            "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that "
-            "Dagster materializes (each answer carries provenance: asset, materialized_at, age_seconds, "
-            "run_id); live tools run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
-        ),
+        instructions=gateway_instructions(toolsets),
         mask_error_details=True,
         middleware=[StructuredErrors(ctx.scrubber()), CallerAccess(settings, access, toolsets)],
-        # the toolsets' schemas are inlined once when their tools are registered (mcp_bridge/tool_schemas.py)
+        # the toolsets' schemas take their published form once, at registration (mcp_bridge/schema_form.py)
         dereference_schemas=False,
     )
     for toolset in toolsets.values():
         adopt(gateway, toolset)
+    gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
     return gateway
 
 
@@ -92,6 +95,26 @@ def adopt(gateway: FastMCP, toolset: FastMCP) -> None:
             raise TypeError(
                 f"toolset {toolset.name}: cannot serve a {type(component).__name__} from the gateway"
             )
+
+
+def gateway_instructions(toolsets: dict[str, FastMCP]) -> str:
+    """What the gateway says once, at initialize: what it is, the provenance keys, the parameters the mounted
+    toolsets share (described here rather than in each tool's input schema) and the paging parameters."""
+    shared = [
+        shared_parameters(parameters, name)
+        for name, toolset in toolsets.items()
+        if (parameters := getattr(toolset, "shared_parameters", None))
+    ]
+    intro = (
+        "ADE Platform: the tools of a senior data engineer. Cached tools answer from metadata that Dagster "
+        "materializes (each answer carries provenance: asset, materialized_at, age_seconds, run_id); live tools "
+        "run as audited Dagster runs. Errors are JSON: {error, detail, hint}."
+    )
+    return "\n".join([intro, PROVENANCE_KEYS, *shared, PAGING_PARAMETERS])
+
+
+def _warm_ups(toolsets: Iterable[FastMCP]) -> list[Callable[[], None]]:
+    return [warm_up for toolset in toolsets for warm_up in getattr(toolset, "warm_ups", ())]
 
 
 def _workspace(settings: Settings) -> list[Path]:

@@ -11,8 +11,11 @@ file of `ade_platform` and `mcp_bridge`, the versions of Python, FastMCP, the MC
 settings (secrets appear masked in that dump). Any change gives a new key, and the file for the old key is
 removed. A file that is missing, unreadable or lacks a tool means that tool is built the normal way.
 
-Schemas are stored with their `$ref`s already inlined (what FastMCP's dereferencing would send), so the
-toolset servers are created with `dereference_schemas=False`: one pass at the first start, none per listing.
+Schemas are stored in their published form (mcp_bridge/schema_form.py: input schemas inlined, output schemas
+sharing a shape used twice by a `$ref` within the document, pydantic's bookkeeping dropped), so the toolset
+servers are created with `dereference_schemas=False`: one pass at the first start, none per listing. A toolset
+built without the cache (`build_toolset(..., cache_schemas=False)`) derives them the same way at every start,
+in a cache that is never written (`ToolSchemaCache.transient`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_type_hints
 
+from mcp_bridge.schema_form import published_input, published_output
+
 if TYPE_CHECKING:
     from fastmcp.tools.function_tool import FunctionTool
     from mcp.types import ToolAnnotations
@@ -38,7 +43,7 @@ if TYPE_CHECKING:
     from ade_platform.config import Settings
 
 log = logging.getLogger(__name__)
-_FORMAT = 1  # bump when the layout of a file changes
+_FORMAT = 2  # bump when the layout of a file changes
 _PACKAGES = ("ade_platform", "mcp_bridge")
 _LIBRARIES = ("fastmcp", "mcp", "mcp-types", "pydantic", "pydantic-core")
 
@@ -80,10 +85,10 @@ def cache_key(settings: Settings, toolset: str) -> str:
 class ToolSchemaCache:
     """The schemas of one toolset's tools: read at construction, written by `save` when a tool was built."""
 
-    def __init__(self, folder: Path, toolset: str, key: str):
+    def __init__(self, folder: Path | None, toolset: str, key: str):
         self.folder = folder
         self.toolset = toolset
-        self.path = folder / f"{toolset}-{key}.json"
+        self.path = folder / f"{toolset}-{key}.json" if folder is not None else None
         self.entries: dict[str, dict[str, Any]] = self._load()
         self.built: list[str] = []  # tools whose schemas were derived by pydantic at this start
 
@@ -91,7 +96,14 @@ class ToolSchemaCache:
     def for_settings(cls, settings: Settings, toolset: str) -> ToolSchemaCache:
         return cls(settings.home / "cache" / "tool-schemas", toolset, cache_key(settings, toolset))
 
+    @classmethod
+    def transient(cls, toolset: str) -> ToolSchemaCache:
+        """Derives every schema in the published form and keeps nothing."""
+        return cls(None, toolset, "")
+
     def _load(self) -> dict[str, dict[str, Any]]:
+        if self.path is None:
+            return {}
         try:
             document = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -123,7 +135,10 @@ class ToolSchemaCache:
             fn, name=name, annotations=annotations, task=False, run_in_thread=True, **kwargs
         )
         tool = tool.model_copy(
-            update={"parameters": inlined(tool.parameters), "output_schema": inlined(tool.output_schema)}
+            update={
+                "parameters": published_input(tool.parameters),
+                "output_schema": published_output(tool.output_schema),
+            }
         )
         self.entries[name] = {
             "description": tool.description,
@@ -135,7 +150,7 @@ class ToolSchemaCache:
 
     def save(self) -> None:
         """Write the file when this start derived any schema; drop the files of this toolset's older keys."""
-        if not self.built:
+        if not self.built or self.folder is None or self.path is None:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -160,15 +175,6 @@ class DeferredSchema:
 
     def resolve(self) -> dict[str, Any]:
         return self._derive()
-
-
-def inlined(schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The schema with its `$ref`s inlined, as FastMCP's DereferenceRefsMiddleware would send it."""
-    if schema is None or ("$defs" not in schema and '"$ref"' not in json.dumps(schema)):
-        return schema
-    from fastmcp.utilities.json_schema import dereference_refs
-
-    return dereference_refs(schema)
 
 
 def _is_entry(entry: Any) -> bool:

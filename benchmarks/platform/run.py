@@ -1,13 +1,18 @@
-"""Store read latency (warm and cold) and MCP cold start to first answer.
+"""Store read latency (warm and cold), MCP cold start to the tool list and first answer, and what the tool list
+costs a host's context.
 
-    python -m benchmarks.platform.run [--quick] [--cold-start-only]
+    python -m benchmarks.platform.run [--quick] [--cold-start-only] [--context-only]
 
 Warm: a reader whose cache already holds the latest version (the bridge's steady state).
 Cold: a new reader (a fresh process's first read: pointer + provenance + data files + checksum + parse).
 Cold start: spawning `ade mcp` with every toolset on over stdio, as an MCP host does (initialize, tools/list, a
 first dbt_get_lineage call), with the tool schema cache written by an earlier start and without it (the first
 start after an install or upgrade), interleaved with a one-tool FastMCP server spawned the same way (the floor
-any FastMCP server pays).
+any FastMCP server pays). The start-up target is the tools/list: `ade mcp` within 1.2x the floor's.
+Context: the tools/list of the same gateway as a host receives it: the model-facing part (names, descriptions,
+input schemas: what a host puts in its model's context) in characters and in tokens approximated as
+characters / 4 (no tokenizer is installed; JSON schemas tokenize denser than prose, so this is a floor), the
+gateway's instructions the same way, and the output schemas every client downloads and validates.
 """
 
 from __future__ import annotations
@@ -123,6 +128,12 @@ def cold_start(home: Path, repeats: int) -> None:
         phases = [[run[i] for run in runs[key]] for i in range(3)]
         cells = " ".join(f"{pct(p, 50) * 1000:>9.0f}" for p in phases)
         print(f"    {label:44} {cells[:9]:>12} {cells[10:]}   {pct(phases[2], 95) * 1000:9.0f}")
+    listed = {key: pct([run[1] for run in runs[key]], 50) for key in runs}
+    for key in ("cached", "first"):
+        print(
+            f"    tools/list, {labels[key]}: {listed[key] / listed['floor']:.2f}x the floor's "
+            f"({listed[key] * 1000:.0f} vs {listed['floor'] * 1000:.0f} ms; target 1.20x)"
+        )
     answered = {key: pct([run[2] for run in runs[key]], 50) for key in runs}
     for key in ("cached", "first"):
         print(
@@ -133,6 +144,47 @@ def cold_start(home: Path, repeats: int) -> None:
         f"    target: answered p50 under 1500 ms (cached: {answered['cached'] * 1000:.0f} ms); "
         f"machine speed: {machine_speed():.2f} s for a 10M-step Python loop"
     )
+
+
+def context_cost(home: Path) -> None:
+    """What the gateway's tools/list (every toolset on) costs a host: model-facing size and output schemas."""
+    import json
+
+    from fastmcp import Client
+
+    from ade_platform.config import load_settings
+    from mcp_bridge.server import build_server
+
+    settings = load_settings(ALL_TOOLSETS_CONFIG, env={"ADE_HOME": str(home)})
+    server = build_server(settings)
+
+    async def listing() -> list[dict]:
+        async with Client(server) as client:
+            result = await client.session.list_tools()
+        return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in result.tools]
+
+    tools = asyncio.run(listing())
+
+    def size(value: object) -> int:  # as sent on the wire: compact JSON
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+    names = sum(len(t["name"]) for t in tools)
+    descriptions = sum(len(t.get("description") or "") for t in tools)
+    inputs = sum(size(t["inputSchema"]) for t in tools)
+    outputs = sum(size(t["outputSchema"]) for t in tools if t.get("outputSchema"))
+    instructions = len(server.instructions or "")
+    model_facing = names + descriptions + inputs
+    print(f"tools/list of ade mcp, all {len(settings.mcp.toolsets)} toolsets on: {len(tools)} tools")
+    print(
+        f"    model-facing (names {names / 1000:.1f} + descriptions {descriptions / 1000:.1f} + input schemas "
+        f"{inputs / 1000:.1f} kB): {model_facing / 1000:.1f} kB, ~{model_facing // 4:,} tokens "
+        "(chars/4; target 10,000)"
+    )
+    print(
+        f"    gateway instructions (sent once, at initialize): {instructions / 1000:.1f} kB, ~{instructions // 4:,} tokens"
+    )
+    print(f"    output schemas: {outputs / 1000:.1f} kB (target: half of 225 kB, 112.5 kB)")
+    print(f"    whole tools/list result: {size({'tools': tools}) / 1000:.1f} kB")
 
 
 def machine_speed() -> float:
@@ -148,9 +200,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cold-start-only", action="store_true", help="skip the store read latencies")
+    parser.add_argument("--context-only", action="store_true", help="only the tools/list's size")
     args = parser.parse_args()
     sizes = [1000, 10_000] if args.quick else [1000, 10_000, 50_000]
     with tempfile.TemporaryDirectory() as tmp:
+        context_cost(Path(tmp) / "context")
+        if args.context_only:
+            return
         if not args.cold_start_only:
             for n in sizes:
                 store_latency(Path(tmp) / f"s{n}", n, repeats=200 if args.quick else 2000)

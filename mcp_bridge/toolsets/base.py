@@ -14,6 +14,8 @@ from ade_platform import __version__
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
+from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
+from mcp_bridge.toolsets.schemas.provenance import PROVENANCE_KEYS
 
 F = TypeVar("F", bound=Callable[..., Any])
 READ_ONLY = ToolAnnotations(
@@ -54,22 +56,43 @@ class Toolset(FastMCP):
     schemas from the tool schema cache when it holds them (mcp_bridge/tool_schemas.py). Any other use of the
     decorator is FastMCP's own."""
 
-    def __init__(self, name: str, instructions: str, cache: ToolSchemaCache | None):
-        # Schemas are inlined once at registration (tool_schemas.inlined), not on every tools/list.
+    def __init__(
+        self,
+        name: str,
+        instructions: str,
+        cache: ToolSchemaCache | None,
+        parameters: dict[str, str] | None = None,
+        cites_snapshots: bool = True,
+    ):
+        # Schemas take their published form once, at registration (mcp_bridge/schema_form.py), not on every
+        # tools/list; without a cache file they are derived in a cache that is never written.
         super().__init__(
             name,
-            instructions=instructions,
+            # served alone (`ade mcp --server`), a toolset says once what its shared parameters mean
+            instructions="\n".join(
+                [
+                    instructions.rstrip(),
+                    *([shared_parameters(parameters)] if parameters else []),
+                    *([PROVENANCE_KEYS] if cites_snapshots else []),
+                    PAGING_PARAMETERS,
+                ]
+            ),
             version=__version__,  # a toolset served alone (`ade mcp --server`) names ADE's version too
             # an exception we did not anticipate must not leak its message to the agent
             mask_error_details=True,
             middleware=[StructuredErrors()],
-            dereference_schemas=cache is None,
+            dereference_schemas=False,
         )
-        self.schema_cache = cache
+        self.schema_cache = cache or ToolSchemaCache.transient(name)
+        # parameters several of its tools take, described here once instead of in each tool's input schema
+        self.shared_parameters: dict[str, str] = dict(parameters or {})
+        # work that only makes later calls faster, started after the gateway's first tools/list
+        # (mcp_bridge/startup.py)
+        self.warm_ups: list[Callable[[], None]] = []
 
     def tool(self, name_or_fn: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
         cache = self.schema_cache
-        if cache is None or name_or_fn is not None or set(kwargs) - {"name", "annotations", "output_schema"}:
+        if name_or_fn is not None or set(kwargs) - {"name", "annotations", "output_schema"}:
             if isinstance(kwargs.get("output_schema"), DeferredSchema):
                 kwargs["output_schema"] = kwargs["output_schema"].resolve()
             return super().tool(name_or_fn, **kwargs)
@@ -88,12 +111,26 @@ class Toolset(FastMCP):
         return register
 
 
-def new_toolset(name: str, instructions: str, tools: object | None = None) -> FastMCP:
-    """The server of a toolset; with `tools`, an object whose `@tool` methods it registers (`add_tools`)."""
-    server = Toolset(name, instructions, _SCHEMA_CACHE.get())
+def new_toolset(
+    name: str,
+    instructions: str,
+    tools: object | None = None,
+    parameters: dict[str, str] | None = None,
+    cites_snapshots: bool = True,
+) -> FastMCP:
+    """The server of a toolset; with `tools`, an object whose `@tool` methods it registers (`add_tools`).
+    `parameters` describes, once, the parameters several of its tools take (their types carry no description):
+    the toolset's instructions say it, and the gateway's when it is mounted. A toolset whose answers never
+    cite a store snapshot (`cites_snapshots=False`) leaves the provenance keys out of its instructions."""
+    server = Toolset(name, instructions, _SCHEMA_CACHE.get(), parameters, cites_snapshots)
     if tools is not None:
         add_tools(server, tools)
     return server
+
+
+def shared_parameters(parameters: dict[str, str], toolset: str | None = None) -> str:
+    where = f"{toolset} tools" if toolset else "Tools"
+    return f"{where} share these parameters: " + "; ".join(f"{k}: {v}" for k, v in parameters.items())
 
 
 # ---- a toolset package's tools: methods of one class, marked where they are defined ------------------------

@@ -121,7 +121,12 @@ def test_paged_tools_share_the_parameter_schemas_and_point_to_the_contract(tools
     for name, tool in paged.items():
         limit = tool["input_schema"]["properties"]["limit"]
         kinds = [limit, *limit.get("anyOf", [])]
-        assert any(k.get("type") == "integer" and k.get("minimum") == 1 for k in kinds), (name, limit)
+        assert any(
+            k.get("type") in ("integer", ["integer", "null"]) and k.get("minimum") == 1 for k in kinds
+        ), (
+            name,
+            limit,
+        )
         assert "docs/PAGING.md" in (tool["description"] or ""), f"{name}: describe paging by docs/PAGING.md"
         outputs = tool["output_schema"]["properties"]
         assert "next_cursor" in outputs and outputs["truncated"].get("type") == "boolean", name
@@ -140,7 +145,10 @@ def _value_type(schema: dict[str, Any]) -> dict[str, Any]:
     """A parameter's type and bounds without null, default and description (lineage_what_changed's `since`
     defaults to 7d, the other tools' to no bound)."""
     kinds = [k for k in schema.get("anyOf", [schema]) if k.get("type") != "null"]
-    return {k: v for k, v in kinds[0].items() if k not in ("default", "description")}
+    kind = {k: v for k, v in kinds[0].items() if k not in ("default", "description")}
+    if isinstance(kind.get("type"), list):  # published as {"type": [X, "null"]} (mcp_bridge/schema_form.py)
+        kind["type"] = next(t for t in kind["type"] if t != "null")
+    return kind
 
 
 def test_no_tool_names_paging_another_way(tools: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +80,9 @@ def answers(server: FastMCP, calls: list[tuple[str, dict[str, Any]]]) -> list[An
 
 
 def stock_gateway(settings: Settings) -> FastMCP:
-    """The gateway as FastMCP alone builds it: every schema derived now, `$ref`s inlined on each listing."""
+    """The gateway with every schema derived at this start (in the published form, mcp_bridge/schema_form.py)."""
     ctx = BridgeContext.from_settings(settings)
-    gateway = FastMCP("ade")
+    gateway = FastMCP("ade", dereference_schemas=False)  # as the gateway: the toolsets' schemas are published
     for name in settings.mcp.toolsets:
         gateway.mount(build_toolset(name, ctx, cache_schemas=False))
     return gateway
@@ -107,8 +108,11 @@ def test_cached_gateway_lists_what_fastmcp_derives(tmp_path: Path, config: Path)
     assert warm == stock
     assert other_listings(build_server(settings)) == other_listings(stock_gateway(settings))
     assert cache_files(tmp_path) == written, "a start that found every schema cached rewrote a file"
-    for tool in warm.values():  # inlined once at registration, as FastMCP's per-listing pass would send them
-        assert "$ref" not in json.dumps(tool["inputSchema"]) + json.dumps(tool.get("outputSchema"))
+    for tool in warm.values():  # input schemas inlined; an output schema's `$ref`s point into its own `$defs`
+        assert "$ref" not in json.dumps(tool["inputSchema"])
+        output = tool.get("outputSchema") or {}
+        for ref in re.findall(r'"\$ref": "([^"]*)"', json.dumps(output)):
+            assert ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") in output["$defs"], ref
 
 
 def test_tools_built_from_the_cache_validate_and_answer_like_derived_ones(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from fastmcp import FastMCP
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.bi.service import BiService
-from mcp_bridge.toolsets.bi.tools import BiTools
+from mcp_bridge.toolsets.bi.tools import PARAMETERS, BiTools
 
 INSTRUCTIONS = (
     "Looker and Metabase dashboards: list them, see which models and warehouse tables each tile reads, "
@@ -28,4 +28,4 @@ INSTRUCTIONS = (
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("bi-api", INSTRUCTIONS, BiTools(BiService(ctx)))
+    return new_toolset("bi-api", INSTRUCTIONS, BiTools(BiService(ctx)), parameters=PARAMETERS)

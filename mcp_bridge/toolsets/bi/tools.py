@@ -27,9 +27,13 @@ DashboardId = Annotated[
         min_length=1,
         max_length=64,
         pattern=r"^[A-Za-z0-9_:-]+$",
-        description='Dashboard ID. Looker: numeric string (e.g. "42"). Metabase: numeric string (e.g. "7").',
     ),
 ]
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "dashboard_id": 'Dashboard ID. Looker: numeric string (e.g. "42"). Metabase: numeric string (e.g. "7").',
+}
 
 
 class BiTools:

@@ -15,7 +15,7 @@ from fastmcp import FastMCP
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.lineage.service import LineageService
-from mcp_bridge.toolsets.lineage.tools import LineageTools
+from mcp_bridge.toolsets.lineage.tools import PARAMETERS, LineageTools
 
 INSTRUCTIONS = (
     "Cross-stack lineage: dashboard tile -> warehouse table -> dbt model -> source, and the dbt Cloud job, "
@@ -25,4 +25,4 @@ INSTRUCTIONS = (
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("lineage", INSTRUCTIONS, LineageTools(LineageService(ctx)))
+    return new_toolset("lineage", INSTRUCTIONS, LineageTools(LineageService(ctx)), parameters=PARAMETERS)

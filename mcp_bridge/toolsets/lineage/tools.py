@@ -12,14 +12,7 @@ from mcp_bridge.toolsets.lineage.service import LineageService
 from mcp_bridge.toolsets.schemas.lineage import IncidentAnswer, TraceAnswer, WhatChangedAnswer
 from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Until
 
-StartKind = Annotated[
-    Literal["dashboard", "tile", "table", "dbt_node", "job"],
-    Field(
-        description="What `start` names: a BI dashboard or tile (id or title), a warehouse table ([db.]schema.name "
-        "or name), a dbt node (unique_id or name), or a job/DAG/deployment (dbt Cloud job id, DAG id, "
-        "flow/deployment, Dagster job name)."
-    ),
-]
+StartKind = Literal["dashboard", "tile", "table", "dbt_node", "job"]
 Start = Annotated[
     str, Field(min_length=1, max_length=1024, description="The id or name of the start node, or a node id.")
 ]
@@ -27,10 +20,21 @@ System = Annotated[
     str | None,
     Field(
         max_length=64,
-        description="Narrow the start to one system: looker or metabase for BI, dbt_cloud, airflow, prefect or "
-        "dagster for jobs.",
     ),
 ]
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "start_kind": (
+        "What `start` names: a BI dashboard or tile (id or title), a warehouse table ([db.]schema.name or "
+        "name), a dbt node (unique_id or name), or a job/DAG/deployment (dbt Cloud job id, DAG id, "
+        "flow/deployment, Dagster job name)."
+    ),
+    "system": (
+        "Narrow the start to one system: looker or metabase for BI, dbt_cloud, airflow, prefect or dagster "
+        "for jobs."
+    ),
+}
 Live = Annotated[
     bool,
     Field(

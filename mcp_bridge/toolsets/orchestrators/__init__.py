@@ -22,7 +22,7 @@ from fastmcp import FastMCP
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.orchestrators.service import OrchestratorService
-from mcp_bridge.toolsets.orchestrators.tools import OrchestratorTools
+from mcp_bridge.toolsets.orchestrators.tools import PARAMETERS, OrchestratorTools
 
 INSTRUCTIONS = (
     "Runs, tasks and logs of Airflow, Prefect and this platform's own Dagster (backend: dagster): find the "
@@ -31,4 +31,6 @@ INSTRUCTIONS = (
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("orchestrator", INSTRUCTIONS, OrchestratorTools(OrchestratorService(ctx)))
+    return new_toolset(
+        "orchestrator", INSTRUCTIONS, OrchestratorTools(OrchestratorService(ctx)), parameters=PARAMETERS
+    )

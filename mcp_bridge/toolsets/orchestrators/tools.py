@@ -21,19 +21,22 @@ from mcp_bridge.toolsets.schemas.orchestrators import (
 )
 from mcp_bridge.toolsets.schemas.paging import Cursor, Limit, Since, Until
 
-Backend = Annotated[
-    Literal["airflow", "prefect", "dagster"],
-    Field(description="Which orchestrator: airflow, prefect, or dagster (this platform's own instance)."),
-]
+Backend = Literal["airflow", "prefect", "dagster"]
 DagId = Annotated[
     str,
     Field(
         min_length=1,
         max_length=250,
-        description="The Airflow DAG id, the Prefect deployment (flow/deployment) or flow name, or the "
-        "Dagster job name.",
     ),
 ]
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "backend": "Which orchestrator: airflow, prefect, or dagster (this platform's own instance).",
+    "dag_id": (
+        "The Airflow DAG id, the Prefect deployment (flow/deployment) or flow name, or the Dagster job name."
+    ),
+}
 RunId = Annotated[str, Field(min_length=1, max_length=250, description="The run id.")]
 TaskId = Annotated[
     str,

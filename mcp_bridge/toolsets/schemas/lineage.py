@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 from ade_platform.lib.lineage.conditions import CAUSES
 from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
+from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 Cause = Literal[CAUSES]  # type: ignore[valid-type]
 
@@ -27,10 +28,10 @@ class LiveStamp(OpenShape):
     budget_ms: float
 
 
-class LineageProvenance(OpenShape):
+class LineageProvenance(Provenance):
     """The graph snapshot the answer walked, every run-level snapshot it joined, and the live probes."""
 
-    source: Annotated[
+    source: Annotated[  # type: ignore[misc]  (narrower than the root's)
         Literal["cache", "live"],
         Field(description="live: the symptom and the nearest hops were probed now; cache: snapshots only."),
     ]

@@ -14,58 +14,21 @@ from pydantic import Field
 from ade_platform.lib.paging import DEFAULT_LIMIT, MAX_LIMIT
 from ade_platform.lib.shapes import OpenShape
 
-Limit = Annotated[
-    int | None,
-    Field(
-        ge=1,
-        le=MAX_LIMIT,
-        description=f"Items per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}; docs/PAGING.md).",
-    ),
-]
-GraphLimit = Annotated[
-    int | None,
-    Field(
-        ge=1,
-        le=MAX_LIMIT,
-        description="Nodes per page (default: the server's node limit, limits.max_lineage_nodes, 500; at most "
-        f"{MAX_LIMIT}; docs/PAGING.md). Each page carries the edges whose farther end is on it.",
-    ),
-]
-Cursor = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        max_length=512,
-        description="next_cursor of the previous page, unchanged, with the same other arguments; omit for the "
-        "first page.",
-    ),
-]
-NamePattern = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        max_length=256,
-        description="Only items whose name matches this case-insensitive glob (stg_*, *orders*); without "
-        "wildcards, the whole name.",
-    ),
-]
-Since = Annotated[
-    str | None,
-    Field(
-        min_length=2,
-        max_length=40,
-        description="Only items at or after this moment: an ISO-8601 time (2026-11-24T14:00:00Z) or a span "
-        "back from now (90m, 24h, 7d).",
-    ),
-]
-Until = Annotated[
-    str | None,
-    Field(
-        min_length=2,
-        max_length=40,
-        description="Only items before this moment (ISO-8601 time or a span back from now, like since).",
-    ),
-]
+# The paging and filter parameters are described once, in the instructions the gateway (and a toolset served
+# alone) sends at initialize (PARAMETERS), not again in the input schema of each of the ~25 list tools.
+PARAMETERS = (
+    f"Paged list tools (docs/PAGING.md): limit: items per page (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}; "
+    "graph tools: nodes, default limits.max_lineage_nodes, with the edges reaching them); cursor: the last "
+    "answer's next_cursor, other arguments unchanged (truncated: true means more follow); name_pattern: "
+    "case-insensitive glob on the name (stg_*, *orders*; no wildcard: the whole name); since / until: an "
+    "ISO-8601 time or a span back from now (90m, 24h, 7d)."
+)
+Limit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]
+GraphLimit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT)]
+Cursor = Annotated[str | None, Field(min_length=1, max_length=512)]
+NamePattern = Annotated[str | None, Field(min_length=1, max_length=256)]
+Since = Annotated[str | None, Field(min_length=2, max_length=40)]
+Until = Annotated[str | None, Field(min_length=2, max_length=40)]
 Detail = Annotated[
     Literal["full", "summary"],
     Field(
@@ -78,10 +41,9 @@ Detail = Annotated[
 class Paged(OpenShape):
     """The contract's answer fields, inherited by every paged answer shape."""
 
-    next_cursor: Annotated[
-        str | None, Field(description="Pass as cursor for the next page; null on the last page.")
-    ]
-    truncated: Annotated[bool, Field(description="True when more items follow (next_cursor is set).")]
+    # described once, in PARAMETERS: every paged tool's output schema repeats these two fields
+    next_cursor: str | None
+    truncated: bool
 
 
 class GraphSummary(OpenShape):

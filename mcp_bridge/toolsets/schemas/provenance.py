@@ -1,43 +1,29 @@
-"""The provenance block on every answer of the toolsets that read a store snapshot, a file or a live system.
+"""The provenance block on every answer that reads a store snapshot, a file or a live system: one root shape.
 
-One shape for the four origins, so an agent reads `source` first and then the fields that origin carries:
-cache (a store snapshot: asset, version, age, staleness), file (an artifact path the caller gave), files (the
-dbt project's files read now) and live (an audited Dagster run).
+`Provenance` is the root of every provenance shape (the lineage, snowflake and snowfakery toolsets derive
+theirs from it). It lists what an agent reads first (`source`, then the snapshot and its age or the audited
+run) and stays open: the keys only some origins carry are named in its description, not typed one by one in
+every tool's output schema (each tool publishes its schema in full, so a field typed here is paid 60 times
+over in what every client downloads).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from pydantic import Field
 
 from ade_platform.lib.shapes import OpenShape
 
 
-class SnapshotRef(OpenShape):
-    """Another store snapshot the answer was computed from."""
-
-    asset: str
-    version: str
-    materialized_at: str
-
-
-class ObservationRef(OpenShape):
-    """A live observation (any agent's live read) the answer used in place of an older snapshot."""
-
-    key: str
-    source: Annotated[str, Field(description="The live tool that observed it.")]
-    observed_at: str
-
-
 class Provenance(OpenShape):
-    """Where the answer came from and how old it is."""
+    """Where the answer came from and how old it is (keys other origins add: the server instructions)."""
 
     source: Annotated[
         str,
         Field(
-            description="cache: a store snapshot; file: the artifact path given; files: the project's files, "
-            "read now; live: an audited Dagster run against the system"
+            description="cache: a store snapshot; file: the artifact path given; files: the project's files; "
+            "live: an audited Dagster run"
         ),
     ]
     asset: NotRequired[str]
@@ -47,48 +33,28 @@ class Provenance(OpenShape):
     run_id: NotRequired[str | None]
     stale: NotRequired[bool]
     stale_reason: NotRequired[str | None]
-    path: NotRequired[str | None]
-    read_at: NotRequired[str]
-    last_modified: NotRequired[str]
     elapsed_ms: NotRequired[float]
-    inputs: NotRequired[
-        Annotated[list[SnapshotRef], Field(description="Other snapshots joined into the answer.")]
-    ]
-    history: NotRequired[
-        Annotated[SnapshotRef, Field(description="The schema snapshot a live answer's history came from.")]
-    ]
-    live_error: NotRequired[
-        Annotated[str, Field(description="Why the live read failed, when the answer fell back to the store.")]
-    ]
-    observations_not_kept: NotRequired[
-        Annotated[
-            str,
-            Field(
-                description="A live answer whose observations could not be written to the store (other agents "
-                "and the cached tools will not see them): store_read_only, store_full or store_write_failed."
-            ),
-        ]
-    ]
-    dbt_cloud: NotRequired[dict[str, Any]]
-    published_by: NotRequired[
-        Annotated[
-            str, Field(description="Who published the snapshot when not its own asset (a gateway, a sensor).")
-        ]
-    ]
-    observations: NotRequired[
-        Annotated[
-            list[ObservationRef],
-            Field(
-                description="Live observations newer than the snapshot used in its place: key, source, observed_at."
-            ),
-        ]
-    ]
-    # snowflake: where a call ran
-    connection: NotRequired[
-        Annotated[str | None, Field(description="snowflake: the snow connection the call ran on.")]
-    ]
-    environment: NotRequired[
-        Annotated[
-            str | None, Field(description="snowflake: the configured environment (snowflake.environment).")
-        ]
-    ]
+
+
+# What the root does not type (PROVENANCE_KEYS, the published docstring points to it), said once in the gateway's
+# instructions rather than in every tool's schema.
+ORIGIN_KEYS = (
+    "inputs",
+    "observations",
+    "observations_not_kept",
+    "live_error",
+    "history",
+    "published_by",
+    "dbt_cloud",
+    "path",
+    "read_at",
+    "last_modified",
+    "connection",
+    "environment",
+)
+PROVENANCE_KEYS = (
+    "provenance also carries, by origin: inputs (other snapshots joined: asset, version, materialized_at), "
+    "observations (newer live reads used: key, source, observed_at), observations_not_kept, live_error (a live "
+    "read that fell back to the store), history, published_by, dbt_cloud; path, read_at, last_modified (file, "
+    "files); connection, environment (snowflake)."
+)

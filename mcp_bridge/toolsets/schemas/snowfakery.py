@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ade_platform.lib.shapes import OpenShape
 from mcp_bridge.toolsets.schemas.paging import Paged
+from mcp_bridge.toolsets.schemas.provenance import Provenance
 from mcp_bridge.toolsets.schemas.snowflake import LiveProvenance
 
 
@@ -65,8 +66,8 @@ class ExampleList(Paged):
     source: Literal["bundled", "docs_dir"]
 
 
-class ExampleProvenance(OpenShape):
-    source: Literal["bundled", "docs_dir"]
+class ExampleProvenance(Provenance):
+    source: Literal["bundled", "docs_dir"]  # type: ignore[misc]  (narrower than the root's)
     path: str
 
 

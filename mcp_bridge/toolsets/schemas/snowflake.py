@@ -15,19 +15,19 @@ from typing_extensions import TypedDict
 
 from ade_platform.lib.shapes import OPEN, OpenShape
 from mcp_bridge.toolsets.schemas.paging import GraphSummary, Paged
+from mcp_bridge.toolsets.schemas.provenance import Provenance
 
 Row = dict[str, Any]
 
 
-class LiveProvenance(OpenShape):
+class LiveProvenance(Provenance):
     """`LiveResult.stamp()`: the audited Dagster run that produced the answer."""
 
-    source: str
-    run_id: str
-    elapsed_ms: float
+    run_id: str  # type: ignore[misc]  (always set here: the root's is optional)
+    elapsed_ms: float  # type: ignore[misc]
 
 
-class Provenance(LiveProvenance):
+class ConnectionProvenance(LiveProvenance):
     """A read-only tool's stamp, with the connection and environment it ran against."""
 
     connection: str | None
@@ -45,7 +45,7 @@ class DdlAnswer(ObjectRef):
     ddl: str
     source: Literal["get_ddl", "information_schema"]
     note: NotRequired[str]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 # -- execute_sql / execute_scalar ------------------------------------------------------------------------
@@ -78,7 +78,7 @@ class QueryAnswer(OpenShape):
     stats_withheld: NotRequired[bool]
     names_withheld: NotRequired[bool]
     variant_interfaces: NotRequired[dict[str, str]]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 class ScalarAnswer(QueryAnswer):
@@ -97,13 +97,13 @@ class ObjectList(Paged):
     objects: list[Row]
     count: int
     total: NotRequired[int]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 class ObjectDescription(OpenShape):
     object: ObjectRef
     metadata: list[Row]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 # -- lineage -----------------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class LineageAnswer(ObjectRef, Paged):
     source: Literal["object_dependencies", "view_definitions"]
     note: str
     summary: NotRequired[GraphSummary]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 class Dependency(OpenShape):
@@ -155,7 +155,7 @@ class DependenciesAnswer(ObjectRef, Paged):
     total: int
     source: Literal["object_dependencies", "view_definitions", "routine_definition"]
     note: str
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 # -- sync and DDL --------------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ class StalenessAnswer(OpenShape):
     remoteHash: str
     source: Literal["get_ddl", "information_schema"]
     note: NotRequired[str]
-    provenance: Provenance
+    provenance: ConnectionProvenance
 
 
 class DdlResult(OpenShape):

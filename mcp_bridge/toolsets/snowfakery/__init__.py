@@ -16,7 +16,7 @@ from fastmcp import FastMCP
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import add_tools, new_toolset
 from mcp_bridge.toolsets.snowfakery import prompts, resources
-from mcp_bridge.toolsets.snowfakery.tools import SnowfakeryTools
+from mcp_bridge.toolsets.snowfakery.tools import PARAMETERS, SnowfakeryTools
 
 INSTRUCTIONS = """Author, validate and run Snowfakery recipes (snowfakery_version 3). Recipes run only in a sandbox: \
 no network, no environment, files inside the workspace, rows/bytes/time capped. Errors are JSON {error, detail, hint} \
@@ -47,10 +47,11 @@ Prompts: author_recipe (draft and validate a new recipe; use it where draft_reci
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    server = new_toolset("snowfakery", INSTRUCTIONS)
+    server = new_toolset("snowfakery", INSTRUCTIONS, parameters=PARAMETERS, cites_snapshots=False)
     tools = SnowfakeryTools(ctx)
     add_tools(server, tools, published_name=lambda method: ctx.tool_name(f"snowfakery.{method}"))
     resources.register(server, tools.services)
     prompts.register(server)
-    tools.services.warm(server)
+    # started once the gateway's first tools/list is answered (mcp_bridge/startup.py), not while it starts
+    server.warm_ups.append(lambda: tools.services.warm(server))
     return server

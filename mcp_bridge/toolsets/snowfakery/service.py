@@ -15,7 +15,6 @@ from ade_platform.lib.secrets import configured_secrets
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 
 log = logging.getLogger("ade.snowfakery")
-WARM_WAIT_SECONDS = 60.0  # the zygote itself gives up after 120 s
 
 
 class ServiceHolder:
@@ -32,19 +31,15 @@ class ServiceHolder:
                 self._service = service_from_settings(self.settings)
             return self._service
 
-    def warm(self, server: Any, wait_seconds: float = WARM_WAIT_SECONDS) -> None:
-        """Pay at start-up what the first call of a session would (measured on a loaded machine: ~4 s for the
-        first validate, ~50 ms for the next): the sandbox's zygote (importing and warming Snowfakery, its
-        job processes), the library's modules, the recipe schema's checker and FastMCP's session-state store
-        (~0.6 s of the first tool call of any session: py-key-value imported and a pydantic generic built).
-        Waits up to `wait_seconds` (the server answers `initialize` once warm, as the peer does after its own
-        imports); a warm-up still running then goes on in the background, and a first call waits only for what is
-        still starting. No folder is created."""
-        warm_up = threading.Thread(
-            target=_warm, args=(self.settings, server), name="snowfakery-warm-up", daemon=True
-        )
-        warm_up.start()
-        warm_up.join(wait_seconds)
+    def warm(self, server: Any) -> None:
+        """Pay ahead what the first call of a session would (measured on a loaded machine: ~4 s for the first
+        validate, ~50 ms for the next): the sandbox's zygote (importing and warming Snowfakery, its job
+        processes), the library's modules, the recipe schema's checker and FastMCP's session-state store (~0.6 s
+        of the first tool call of any session: py-key-value imported and a pydantic generic built). Run in the
+        background once the first tools/list is answered (mcp_bridge/startup.py), never before it: the
+        host's start-up does not wait for it, and a first call waits only for what is still starting. No folder
+        is created."""
+        _warm(self.settings, server)
 
     @contextmanager
     def scrubbed(self) -> Iterator[Any]:

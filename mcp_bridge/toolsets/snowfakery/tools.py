@@ -52,22 +52,22 @@ RecipePath = Annotated[
     str | None,
     Field(
         max_length=1000,
-        description="Recipe file relative to the workspace root, or an example URI snowfakery://examples/<name>. "
-        "Give this or recipe_text.",
     ),
 ]
-RecipeText = Annotated[
-    str | None,
-    Field(
-        description="Recipe YAML text; relative include_file and dataset paths resolve from the workspace root."
+RecipeText = str | None
+Options = dict[str, OptionValue] | None
+PluginOptions = dict[str, OptionValue] | None
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "recipe_path": (
+        "Recipe file relative to the workspace root, or an example URI snowfakery://examples/<name>. Give "
+        "this or recipe_text."
     ),
-]
-Options = Annotated[
-    dict[str, OptionValue] | None, Field(description="Recipe options, like --option name value.")
-]
-PluginOptions = Annotated[
-    dict[str, OptionValue] | None, Field(description="Plugin options, like --plugin-option name value.")
-]
+    "recipe_text": "Recipe YAML text; relative include_file and dataset paths resolve from the workspace root.",
+    "options": "Recipe options, like --option name value.",
+    "plugin_options": "Plugin options, like --plugin-option name value.",
+}
 Reps = Annotated[
     int | None, Field(ge=1, description="Repeat the recipe this many times (exclusive with target_number).")
 ]

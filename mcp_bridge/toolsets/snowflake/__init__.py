@@ -17,7 +17,7 @@ from fastmcp import FastMCP
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
 from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
-from mcp_bridge.toolsets.snowflake.tools import SnowflakeTools
+from mcp_bridge.toolsets.snowflake.tools import PARAMETERS, SnowflakeTools
 
 INSTRUCTIONS = (
     "Snowflake through the snow CLI behind a metadata-only proxy: agents learn schema, never data. "
@@ -34,4 +34,4 @@ def build(ctx: BridgeContext) -> FastMCP:
 
 def build_with(rt: SnowflakeRuntime) -> FastMCP:
     """The toolset over a given runtime (tests pass one whose runner is not the snow CLI)."""
-    return new_toolset("snowflake", INSTRUCTIONS, SnowflakeTools(rt))
+    return new_toolset("snowflake", INSTRUCTIONS, SnowflakeTools(rt), parameters=PARAMETERS)

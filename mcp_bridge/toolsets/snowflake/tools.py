@@ -30,21 +30,26 @@ from mcp_bridge.toolsets.snowflake.service import SnowflakeRuntime
 ObjectType = Literal[OBJECT_TYPES]  # type: ignore[valid-type]
 Connection = Annotated[
     str | None,
-    Field(
-        max_length=255, description="Connection name from the snow CLI config; default: the configured one."
-    ),
+    Field(max_length=255),
 ]
 Query = Annotated[str, Field(min_length=1, max_length=100_000, description="One SQL statement.")]
-Database = Annotated[str | None, Field(max_length=255, description="Database; default: the connection's.")]
-Schema = Annotated[str | None, Field(max_length=255, description="Schema; default: the connection's.")]
+Database = Annotated[str | None, Field(max_length=255)]
+Schema = Annotated[str | None, Field(max_length=255)]
 ObjectName = Annotated[
     str,
     Field(
         min_length=1,
         max_length=1000,
-        description="Object name, optionally qualified (DB.SCHEMA.NAME); functions/procedures as NAME(ARG_TYPES).",
     ),
 ]
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "connection": "Connection name from the snow CLI config; default: the configured one.",
+    "database": "Database; default: the connection's.",
+    "schema": "Schema; default: the connection's.",
+    "objectName": "Object name, optionally qualified (DB.SCHEMA.NAME); functions/procedures as NAME(ARG_TYPES).",
+}
 Cause = Annotated[
     str | None, Field(max_length=500, description="Why the agent runs this (recorded in the audit trail).")
 ]

@@ -14,7 +14,7 @@ from fastmcp import FastMCP
 
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
-from mcp_bridge.toolsets.warehouse.tools import WarehouseTools
+from mcp_bridge.toolsets.warehouse.tools import PARAMETERS, WarehouseTools
 
 INSTRUCTIONS = (
     "Warehouse schema, drift, freshness and bounded read-only queries (DuckDB, Snowflake, BigQuery). "
@@ -23,4 +23,4 @@ INSTRUCTIONS = (
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("warehouse", INSTRUCTIONS, WarehouseTools(ctx))
+    return new_toolset("warehouse", INSTRUCTIONS, WarehouseTools(ctx), parameters=PARAMETERS)

@@ -39,10 +39,16 @@ WarehouseName = Annotated[
     str | None,
     Field(
         max_length=128,
-        description="A configured warehouse name (or its type: duckdb, snowflake, bigquery); "
-        "default: the first configured warehouse.",
     ),
 ]
+
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "warehouse": (
+        "A configured warehouse name (or its type: duckdb, snowflake, bigquery); default: the first "
+        "configured warehouse."
+    ),
+}
 TableName = Annotated[
     str,
     Field(min_length=1, max_length=1024, description="Table name: database.schema.table or schema.table."),
