@@ -39,8 +39,9 @@ def test_warm_ups_start_after_the_first_listing_and_only_once(tmp_path: Path) ->
             assert not hook.listed and not started  # connected and initialized: nothing started yet
             await client.list_tools()
             await client.list_tools()
+            # the warm-ups start a moment after the listing, on this loop: keep it running until they have
+            assert await asyncio.to_thread(ran.wait, 30), "the warm-up never started"
 
     asyncio.run(session())
-    assert ran.wait(30), "the warm-up never started"
     assert started == ["ade-warm-up, listed: True"]
     assert hook not in gateway.middleware, "the one-shot middleware stays on every later call's path"
