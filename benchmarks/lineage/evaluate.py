@@ -51,6 +51,7 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
     from fastmcp import Client
 
     from mcp_bridge.server import build_server
+    from mcp_bridge.toolsets.lineage.values import flush_profiles
 
     server = build_server(platform.settings)
     outcomes: list[Outcome] = []
@@ -69,6 +70,7 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
                 try:
                     body, ms = await _ask(client, s.start)
                 finally:
+                    flush_profiles()  # what the call read is in the store before the platform is put back
                     _safe(s.revert)
                 outcomes.append(_score(platform.name, s, body, ms))
                 o = outcomes[-1]

@@ -146,11 +146,19 @@ def _running(
                 log = io.StringIO()
                 if materialize(settings, "*", out=log) != 0:
                     raise RuntimeError(f"{name}: materialization failed:\n{log.getvalue()[-3000:]}")
+                _profile(platform)
                 marker.touch()
             yield platform
     finally:
         for r in running:
             r.stop()
+
+
+def _profile(platform: Platform) -> None:
+    """Every relation profiled once after the build (the baselines silent incidents are compared with)."""
+    from benchmarks.lineage.silent_scenarios import record_baselines
+
+    record_baselines(platform)
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from ade_platform.lib.lineage.conditions import epoch_of
 from ade_platform.lib.lineage.evidence import FAILED_RUN, LiveFindings
 from ade_platform.lib.lineage.tables import TableState
 from ade_platform.lib.lineage.trace import Walk, builders_of
+from mcp_bridge.toolsets.lineage.values import ValueProbes
 
 _PLAIN_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,254}$")
 # A health result another tool observed this recently is the symptom now: no need to run the tile again.
@@ -46,6 +47,7 @@ class LiveProber:
         self.settings = settings
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.values = ValueProbes(settings, self._warehouse)
 
     def _client(self, key: str, build: Callable[[], Any]) -> Any:
         with self._lock:
@@ -62,6 +64,7 @@ class LiveProber:
         run_results_provenance: Any,
         symptom_observation: dict[str, Any] | None,
         symptom: bool = True,
+        since: float | None = None,
     ) -> list[Probe]:
         """The probes for this chain, closest to the symptom first (the symptom's own first of all)."""
         nodes = v["nodes"]
@@ -115,6 +118,7 @@ class LiveProber:
                     builders[b["builder"]] = min(depth, builders.get(b["builder"], depth))
             if node.get("kind") in ("job", "dag", "deployment"):
                 builders[node_id] = min(depth, builders.get(node_id, depth))
+        probes += self.values.plan(v, chain, since)  # every relation's values against its baseline profile
         for builder, depth in sorted(builders.items(), key=lambda item: item[1]):
             run = self._builder_probe(nodes.get(builder, {}))
             if run is not None:
@@ -203,6 +207,8 @@ class LiveProber:
                 live.invocation = value
             elif probe.kind == "builder_run" and value is not None:
                 live.builders[probe.node or ""] = value
+            elif probe.kind == "profile" and value is not None:
+                live.values[probe.node or ""] = value
         return live
 
     # --- the probes ---------------------------------------------------------------------------------------------
