@@ -27,6 +27,7 @@ from ade_platform.config.orchestrators import (
     TriggerSettings,
 )
 from ade_platform.config.pii import PiiPatternSettings, PiiSettings
+from ade_platform.config.profiles import ProfileSettings
 from ade_platform.config.settings import Settings
 from ade_platform.config.snowfakery import SnowfakerySettings
 from ade_platform.config.snowflake import (
@@ -81,6 +82,7 @@ __all__ = [
     "PiiPatternSettings",
     "PiiSettings",
     "PrefectSettings",
+    "ProfileSettings",
     "Role",
     "S3StoreSettings",
     "ScheduleSettings",

@@ -17,6 +17,7 @@ from ade_platform.config.lineage import LineageSettings
 from ade_platform.config.mcp import LimitSettings, McpSettings
 from ade_platform.config.orchestrators import OrchestratorSettings
 from ade_platform.config.pii import PiiSettings
+from ade_platform.config.profiles import ProfileSettings
 from ade_platform.config.snowfakery import SnowfakerySettings
 from ade_platform.config.snowflake import SnowflakeSettings
 from ade_platform.config.store import StoreSettings
@@ -51,6 +52,7 @@ class Settings(_Model):
 
     orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
+    profiles: ProfileSettings = Field(default_factory=ProfileSettings)
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."
     )

@@ -38,6 +38,12 @@ REFRESH_JOBS = {
         "Re-sync the Snowflake DDL repository.",
         "Keeps the Snowflake DDL repository (and the guard's view dependencies) fresh.",
     ),
+    "profile_warehouse": RefreshText(
+        "profile_schedule",
+        "Profile the dbt warehouse's relations and run the monitors on them.",
+        "Gives the monitors their daily profile of every relation (they learn their thresholds from it); "
+        "builds are profiled by the after-build sensor.",
+    ),
     "generate_datasets": RefreshText(
         "datasets_schedule",
         "Regenerate the Snowfakery datasets.",

@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -146,6 +146,23 @@ def record_observation(
     if newest is None:
         _bound_keys(root, max_keys)
     return True
+
+
+def thin_observations(
+    writer: StoreWriter, kind: str, key: str, keep: Callable[[list[float]], Collection[int]]
+) -> int:
+    """Drop some of a key's history: `keep` gets the observed times (epoch seconds, oldest first) and returns
+    the indexes to keep. LATEST is never touched. Returns how many entries went."""
+    root = writer.root
+    base = f"{OBSERVATIONS_DIR}/{_check_kind(kind)}/{slug(key)}"
+    with _locked(root, kind):
+        entries = _entries(root, base)
+        times = [int(name.split("-", 1)[0]) / 1e9 for name in entries]
+        kept = set(keep(times))
+        doomed = [name for i, name in enumerate(entries) if i not in kept]
+        for name in doomed:
+            _remove(root, f"{base}/{name}")
+    return len(doomed)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ def test_definitions_load_with_groups_descriptions_jobs_and_schedule(
         "raw/customers", "raw/orders", "raw/payments",
         "stg_customers", "orders", "customers", "fct_payments_daily",
         "dbt_manifest", "dbt_catalog", "dbt_run_results", "dbt_sources", "dbt_lineage_index", "dbt_select_star",
-        "warehouse_schema_demo",
+        "warehouse_schema_demo", "warehouse_profiles_demo",
     }  # fmt: skip
     assert expected <= keys
     for key in graph.get_all_asset_keys():
@@ -35,7 +35,15 @@ def test_definitions_load_with_groups_descriptions_jobs_and_schedule(
         if hasattr(defs, "resolve_all_schedule_defs")
         else set()
     )
-    assert not schedules or "metadata_refresh_schedule" in schedules
+    assert not schedules or {"metadata_refresh_schedule", "profile_schedule"} <= schedules
+    assert defs.resolve_job_def("profile_warehouse")
+    assert defs.resolve_sensor_def("profile_after_build_sensor_demo")
+    profile_checks = {
+        k.name for k in graph.asset_check_keys if k.asset_key.to_user_string() == "warehouse_profiles_demo"
+    }
+    assert profile_checks == {
+        "profile_volume", "profile_freshness_cadence", "profile_null_rate", "profile_duplicates", "profile_value_mix",
+    }  # fmt: skip
     # dbt sources are wired to the Snowfakery dataset assets that produce them.
     assert graph.get(
         next(k for k in graph.get_all_asset_keys() if k.to_user_string() == "stg_customers")

@@ -1,5 +1,6 @@
 """warehouse: per configured warehouse, a schema snapshot (history kept in the store), the drift report,
-freshness and duplicate-key checks, the refresh job, and the drift and PII sensors.
+freshness and duplicate-key checks, the refresh job, and the drift and PII sensors; for the warehouse dbt builds
+into, the data profiles with their monitors, job, schedule and after-build sensor (profiles.py).
 
 The drift report and duplicate checks need the dbt manifest, so they exist for the warehouse dbt builds
 into (dbt.warehouse, or the only warehouse). The PII check is evaluated by its sensor, one evaluation
@@ -19,6 +20,7 @@ from ade_platform.defs.warehouse.assets import (
     schema_snapshot_asset,
 )
 from ade_platform.defs.warehouse.checks import PII_CHECK, pii_check
+from ade_platform.defs.warehouse.profiles import profile_definitions
 from ade_platform.defs.warehouse.resources import warehouse_resources
 from ade_platform.defs.warehouse.sensors import drift_sensor, pii_sensor
 from ade_platform.lib.warehouse.names import check_name, drift_asset, schema_asset
@@ -52,6 +54,7 @@ def defs(settings: Settings, inputs: DomainInputs) -> Definitions:
     checks: list = []
     jobs: list = []
     sensors: list = []
+    schedules: list = []
     built_by_dbt = dbt_warehouse(settings)
     for name, wh in settings.warehouses.items():
         assets.append(schema_snapshot_asset(name, settings, upstream if name == built_by_dbt else []))
@@ -61,6 +64,13 @@ def defs(settings: Settings, inputs: DomainInputs) -> Definitions:
             assets.append(drift_report_asset(name, settings))
             assets.append(duplicates_asset_def(name, settings))
             refresh.append(AssetKey(drift_asset(name)))
+            profile_assets, profile_jobs, profile_schedules, profile_sensors = profile_definitions(
+                name, settings
+            )
+            assets += profile_assets
+            jobs += profile_jobs
+            schedules += profile_schedules
+            sensors += profile_sensors
         if wh.freshness:
             assets.append(freshness_asset_def(name, settings))
         job = define_asset_job(
@@ -75,6 +85,7 @@ def defs(settings: Settings, inputs: DomainInputs) -> Definitions:
         assets=assets,
         asset_checks=checks,
         jobs=jobs,
+        schedules=schedules,
         sensors=sensors,
         resources=warehouse_resources(settings),
     )

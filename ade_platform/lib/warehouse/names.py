@@ -27,6 +27,10 @@ def duplicates_asset(warehouse: str) -> str:
     return f"warehouse_duplicates_{_slug(warehouse)}"
 
 
+def profiles_asset(warehouse: str) -> str:
+    return f"warehouse_profiles_{_slug(warehouse)}"
+
+
 def check_name(text: str) -> str:
     """A Dagster-safe check name from a table name ("raw.orders" -> "raw_orders")."""
     return _slug(text.lower()).strip("_") or "table"
