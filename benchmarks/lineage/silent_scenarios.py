@@ -252,9 +252,7 @@ def source_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
     cats, nums = _categories(cat, short), _numerics(cat, short)
     column: str | None = None
     if kind == "source_rows_deleted":
-        shapes = [
-            (f'delete from {short} where "{key}" % {k} = 0', f"every {k}th row deleted") for k in (2, 3)
-        ]
+        shapes = [(f'delete from {short} where "{key}" % {k} = 0', f"1 row in {k} deleted") for k in (2, 3)]
         if cats:
             c, values = rng.choice(cats)
             shapes.append(
@@ -287,23 +285,21 @@ def source_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
         k = rng.choice((2, 3))
         statement, said = (
             f'update {short} set "{column}" = null where "{key}" % {k} = 0',
-            f"{column} nulled on every {k}th row",
+            f"{column} nulled on 1 row in {k}",
         )
     elif kind == "source_rows_duplicated":
         k = rng.choice((2, 3))
         statement, said = (
             f'insert into {short} select * from {short} where "{key}" % {k} = 0',
-            f"every {k}th row loaded twice",
+            f"1 row in {k} loaded twice",
         )
     else:  # healthy_rows_appended: the loader's ordinary day, a few % new rows
         top = cat.p.sql(f'select max("{key}"), count(*) from {short}')[0][0]
         share = rng.choice((40, 50, 60))  # every 40th-60th row copied with a new key: 1.7-2.5% more rows
-        loaded = "_loaded_at" if "_loaded_at" in cols else None
-        fresh = ", ".join(
-            f'"{c}" + {top[0]}' if c == key else ("now()::timestamp" if c == loaded else f'"{c}"')
-            for c in cols
-        )
-        statement = f'insert into {short} select {fresh} from {short} where "{key}" % {share} = 0'
+        fresh = f'"{key}" + {top[0]} as "{key}"'
+        if "_loaded_at" in cols:
+            fresh += ', now()::timestamp as "_loaded_at"'
+        statement = f'insert into {short} select * replace ({fresh}) from {short} where "{key}" % {share} = 0'
         said = f"{top[1] // share} new rows appended"
     backup = f'"{short.split(".")[0]}"."ade_eval_{short.split(".")[1]}_{tag}"'
     start = _start_below(cat, rng, source, itself=False)

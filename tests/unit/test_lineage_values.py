@@ -105,7 +105,9 @@ def test_a_model_whose_inputs_did_not_change_is_the_origin_and_its_code_change_m
         "dbt:model.p.fct_orders": [_mix("db.main.fct_orders", "status", "gift_card", 412, 0)],
         "dbt:model.p.stg_orders": [_mix("db.main.stg_orders", "status", "gift_card", 412, 0)],
     }
-    code = {"dbt:model.p.stg_orders": {"change": "SQL edited", "who": "in commit 1a2b3c4 by Alice", "git": {}}}
+    code = {
+        "dbt:model.p.stg_orders": {"change": "SQL edited", "who": "in commit 1a2b3c4 by Alice", "git": {}}
+    }
     (cond,) = value_conditions(v, _compared(v, changes), code)
     assert cond.cause == "logic_change" and cond.name == "stg_orders" and cond.object == "stg_orders.status"
     assert "`gift_card` 412 \u2192 0 rows" in cond.change and "commit 1a2b3c4 by Alice" in cond.change

@@ -140,6 +140,15 @@ def _hm(at: float | None) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def window(before: float | None, now: float) -> str:
+    """ "between the 12:00 and 13:00 profiles" (the date once when both are on the same day)."""
+    if before is None:
+        return f"by the {_hm(now)} profile"
+    day = datetime.fromtimestamp(before, UTC).date() == datetime.fromtimestamp(now, UTC).date()
+    first = datetime.fromtimestamp(before, UTC).strftime("%H:%M" if day else "%Y-%m-%d %H:%M")
+    return f"between the {first} and {_hm(now)} profiles"
+
+
 def _said(change: Any) -> dict[str, Any]:
     return {
         "relation": change.relation,
@@ -212,8 +221,7 @@ def _condition(
         ),
     )
     main = hits[0]
-    window = f"between the {_hm(c.before_at)} and {_hm(c.now_at)} profiles"
-    text = f"{phrase(main)} {window}"
+    text = f"{phrase(main)} {window(c.before_at, c.now_at)}"
     if len(hits) > 1:
         text += f" (and {len(hits) - 1} more: " + "; ".join(h.detail for h in hits[1:3]) + ")"
     if code is not None:

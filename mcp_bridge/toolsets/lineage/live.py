@@ -118,13 +118,16 @@ class LiveProber:
                     builders[b["builder"]] = min(depth, builders.get(b["builder"], depth))
             if node.get("kind") in ("job", "dag", "deployment"):
                 builders[node_id] = min(depth, builders.get(node_id, depth))
-        probes += self.values.plan(v, chain, since)  # every relation's values against its baseline profile
         for builder, depth in sorted(builders.items(), key=lambda item: item[1]):
             run = self._builder_probe(nodes.get(builder, {}))
             if run is not None:
                 facts = {"system": nodes[builder].get("system")}
                 probes.append(Probe(f"builder:{builder}", "builder_run", builder, depth, run, facts=facts))
-        return probes
+        # every relation's values against its baseline profile, each at its distance from the start among the
+        # others (the budget reaches the nearest hops first, whatever they are probed for)
+        head = [p for p in probes if p.node is None or p.kind == "symptom"]
+        hops = [p for p in probes if p not in head] + self.values.plan(v, chain, since)
+        return head + sorted(hops, key=lambda p: p.depth)
 
     def probe(self, probes: list[Probe], budget_ms: float, now: float) -> tuple[LiveFindings, list[Any]]:
         """What the probes found, and the observations to record (lib/live_observations.py shapes)."""
