@@ -131,7 +131,8 @@ def _running(
     home = root / "ade"
     config = root / "ade.yaml"
     config.write_text(config_text)
-    running, env = start_all(home, ports={e.name: free_port() for e in EMULATORS})
+    # a loaded machine (the benchmark shares it) may take minutes to start an emulator
+    running, env = start_all(home, ports={e.name: free_port() for e in EMULATORS}, timeout=300)
     try:
         with environment(env, unset=("DAGSTER_HOME", "ADE_HOME", "ADE_CONFIG")):
             settings = load_settings(config, env={**os.environ, "ADE_HOME": str(home)})
