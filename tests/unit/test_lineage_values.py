@@ -137,3 +137,40 @@ def test_value_changes_are_timeline_events() -> None:
     (event,) = value_events(compared)
     assert event["kind"] == "value_change" and event["node"] == "dbt:source.p.raw.orders"
     assert event["source"]["source"] == "live" and "rows 500 \u2192 250" in event["change"]
+
+
+def test_only_a_change_the_start_shows_makes_a_confident_verdict() -> None:
+    from ade_platform.lib.lineage.evidence import LiveFindings, Records
+    from ade_platform.lib.lineage.history import History
+    from ade_platform.lib.lineage.incident import explain
+    from ade_platform.lib.lineage.trace import Health, HealthInputs
+
+    v = _graph()
+    empty = Records(Health(HealthInputs()), History(_NoVersions()), {}, {}, {})
+
+    def answer(changes: dict[str, list[ValueChange]]) -> dict:
+        live = LiveFindings(now=4600.0, values={c.hop.node: c for c in _compared(v, changes)})
+        return explain(v, "bi:mb:tile:1", empty, live)
+
+    quiet = answer({})
+    assert not quiet["confident"] and "looks healthy" in quiet["verdict"]
+    upstream = answer({"dbt:source.p.raw.customers": [_mix("db.raw.customers", "region", "eu", 10, 40)]})
+    assert upstream["causes"][0]["cause"] == "source_data_change" and not upstream["confident"]
+    start = answer(
+        {
+            "dbt:model.p.fct_orders": [_rows("db.main.fct_orders", 500, 250)],
+            "dbt:source.p.raw.orders": [_rows("db.raw.orders", 500, 250)],
+        }
+    )
+    top = start["causes"][0]
+    assert top["cause"] == "source_data_change" and top["node"] == "dbt:source.p.raw.orders"
+    assert start["confidence"] == "high" and "builds green, but its values changed" in start["verdict"]
+    assert "`orders`: rows 500 \u2192 250" in start["verdict"], start["verdict"]
+
+
+class _NoVersions:
+    def versions(self, asset: str) -> list:
+        return []
+
+    def load(self, asset: str, version: str) -> None:
+        return None

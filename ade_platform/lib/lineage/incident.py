@@ -233,6 +233,8 @@ def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
     ).strip()
     if top["_strength"] >= 2:
         return f"{head}. Cause: {cause}.", "high"
+    if top["cause"] in VALUE_CAUSES:  # values moved upstream, not at the start: worth a look, not a verdict
+        return f"{head}. Possible cause (the start's own values did not change): {cause}.", "low"
     if not said.alone and top["_strength"] == 0:
         return f"{head}. Possible cause (it does not name what failed): {cause}.", "low"
     if top["onset"]["last_absent_at"] is not None:  # a change: the records show a time before it held
