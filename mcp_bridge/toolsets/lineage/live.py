@@ -23,6 +23,7 @@ from ade_platform.config import Settings
 from ade_platform.lib.lineage.budget import Probe, ProbeOutcome, run_probes
 from ade_platform.lib.lineage.conditions import epoch_of
 from ade_platform.lib.lineage.evidence import FAILED_RUN, LiveFindings
+from ade_platform.lib.lineage.probes import PROBES
 from ade_platform.lib.lineage.tables import TableState
 from ade_platform.lib.lineage.trace import Walk, builders_of
 from mcp_bridge.toolsets.lineage.values import ValueProbes
@@ -137,45 +138,12 @@ class LiveProber:
     def observations(self, probes: list[Probe], outcome: ProbeOutcome) -> list[Any]:
         """The probes' readings as the observations the single-system tools record for the same reads, so the
         next agent, the cached tools and the sensors start from them (deduplicated in the store)."""
-        from ade_platform.lib import live_observations as lo
-        from ade_platform.lib.bi.names import health_asset
-        from ade_platform.store.observations import tile_key
-
         found: list[Any] = []
         for probe in probes:
             value = outcome.values.get(probe.key)
-            facts = probe.facts
-            if value is None or facts is None:
-                continue
-            if probe.kind == "symptom":
-                tool, dash = facts["tool"], facts["dashboard"]
-                tiles = (
-                    [{**value, "tile": facts["tile"]}] if facts.get("tile") is not None else value.get("all")
-                )
-                found += [
-                    lo.Observed(
-                        "bi_tile_health",
-                        tile_key(tool, dash, str(t["tile"])),
-                        {"status": t["status"], "error": t.get("error")},
-                        health_asset(tool),
-                    )
-                    for t in tiles or []
-                    if t.get("tile") is not None and t.get("status") != "unknown"
-                ]
-            elif probe.kind == "table_schema":
-                found += lo.table_schema(value.table, facts)
-            elif probe.kind == "source_freshness":
-                answer = {
-                    "timestamp_column": value["loaded_at_field"],
-                    "max_timestamp": value["max_loaded_at"],
-                }
-                found += lo.freshness(answer, facts)
-            elif probe.kind == "builder_run" and facts.get("system") == "dbt_cloud":
-                from ade_platform.lib.dbt_cloud import last_run_answer
-
-                found += lo.dbt_cloud_run(last_run_answer(value), {"latest": True})
-            elif probe.kind == "builder_run":
-                found += lo.orchestrator_run(value, {"backend": facts["system"], "latest": True})
+            observe = PROBES[probe.kind].observe
+            if value is not None and probe.facts is not None and observe is not None:
+                found += observe(probe.facts, value)
         return found
 
     def findings(self, probes: list[Probe], outcome: ProbeOutcome, now: float) -> LiveFindings:
@@ -194,24 +162,8 @@ class LiveProber:
                         "error": getattr(exc, "code", None) or "probe_failed",
                     }
                 )
-                continue
-            if probe.key not in outcome.values:
-                continue
-            value = outcome.values[probe.key]
-            if probe.kind == "symptom":
-                live.symptom = value
-            elif probe.kind == "table_schema" and value is not None:
-                live.tables[probe.node or ""] = value
-            elif probe.kind == "source_freshness" and value is not None:
-                live.freshness[probe.node or ""] = value
-            elif probe.kind == "run_results":
-                live.run_results = value
-            elif probe.kind == "invocation":
-                live.invocation = value
-            elif probe.kind == "builder_run" and value is not None:
-                live.builders[probe.node or ""] = value
-            elif probe.kind == "profile" and value is not None:
-                live.values[probe.node or ""] = value
+            elif probe.key in outcome.values:
+                PROBES[probe.kind].keep(live, probe.node, outcome.values[probe.key])
         return live
 
     # --- the probes ---------------------------------------------------------------------------------------------
