@@ -116,6 +116,32 @@ def test_a_model_whose_inputs_did_not_change_is_the_origin_and_its_code_change_m
     assert plain.cause == "value_change" and "did not change" in plain.change
 
 
+def test_a_model_with_no_code_change_passes_on_what_its_inputs_changed_even_in_another_shape() -> None:
+    v = _graph()
+    pivoted = ValueChange(
+        "db.main.fct_orders", "gift_card_amount", "range", {}, {}, "`gift_card_amount`: mean 3 \u2192 9", 1.0
+    )
+    changes = {
+        "dbt:model.p.fct_orders": [pivoted],  # the category became a column below: no rule matches it
+        "dbt:model.p.stg_orders": [_mix("db.main.stg_orders", "method", "gift_card", 40, 412)],
+        "dbt:source.p.raw.orders": [_mix("db.raw.orders", "method", "gift_card", 40, 412)],
+    }
+    (cond,) = value_conditions(v, _compared(v, changes), {})
+    assert cond.cause == "source_data_change" and cond.node == "dbt:source.p.raw.orders", cond.change
+    assert cond.object == "orders.method" and cond.extra["value_strength"] == 2
+
+
+def test_a_change_of_a_handful_of_rows_is_never_confident() -> None:
+    v = _graph()
+    few = ValueChange("db.main.fct_orders", "n", "value_mix", None, None, "`n`: `3` 0 \u2192 3 rows", 0.004)
+    changes = {
+        "dbt:model.p.fct_orders": [few],
+        "dbt:source.p.raw.orders": [ValueChange("db.raw.orders", "n", "value_mix", None, None, "x", 0.004)],
+    }
+    (cond,) = value_conditions(v, _compared(v, changes), {})
+    assert cond.extra["value_strength"] == 0
+
+
 def test_nothing_changed_is_no_condition_and_an_upstream_change_the_start_does_not_show_is_weak() -> None:
     v = _graph()
     assert value_conditions(v, _compared(v, {}), {}) == []

@@ -25,6 +25,9 @@ VALUE_CAUSES = ("logic_change", "source_data_change", "value_change")
 _VOLUME = frozenset({"row_count", "duplicates"})
 _SOURCES = frozenset({"source", "seed", "table", "view"})  # data that arrives from outside the dbt models
 _MAX_PROPAGATED = 8
+# A change touching fewer rows than this share (ValueChange.magnitude) is what ordinary days do (a value new to a
+# mix in a handful of rows): named as a possible cause, never a confident one.
+MIN_MAGNITUDE = 0.02
 
 
 @dataclass(frozen=True)
@@ -189,16 +192,46 @@ def value_conditions(
             hits = [ch for ch in c.changes if any(explains(ch, s) for s in signature)]
             if hits:
                 explaining[node] = hits
-    out = []
+    origins: dict[str, list[Any]] = {}
     for node, hits in explaining.items():
         c = changed[node]
         if any(i in explaining for i in c.hop.inputs):
             continue  # the same change upstream of it: it only passed it on
-        below = [
-            changed[n] for n in explaining if n != node and node in changed[n].hop.inputs
-        ]  # where it travelled
-        out.append(_condition(v, c, hits, code.get(node), below, signature, bool(signature)))
+        roots = _roots(changed, c, code) if c.hop.kind == "model" and node not in code else []
+        if roots:
+            # a model whose code did not change only changes when its inputs do: the change began where its
+            # changed inputs did, even when it took another shape on the way (a category pivoted into columns)
+            for root in roots:
+                origins.setdefault(root, _ordered(changed[root].changes, signature))
+        else:
+            origins.setdefault(node, hits)
+    out = []
+    for node, hits in origins.items():
+        c = changed[node]
+        below = [changed[n] for n in changed if n != node and node in changed[n].hop.inputs]  # where it went
+        if any(ch.magnitude >= MIN_MAGNITUDE for ch in c.changes) and any(
+            ch.magnitude >= MIN_MAGNITUDE for ch in signature
+        ):
+            start_changed = True
+        else:  # a few rows in the mix of a relation: what an ordinary day does
+            start_changed = False
+        rest = [ch for ch in c.changes if ch not in hits]
+        out.append(_condition(v, c, hits + rest, code.get(node), below, signature, start_changed))
     return out
+
+
+def _roots(changed: dict[str, Compared], c: Compared, code: dict[str, dict[str, Any]]) -> list[str]:
+    """The changed relations upstream of `c` where the change began: changed, with no changed input (or a code
+    change of their own)."""
+    return sorted(
+        n
+        for n in c.hop.inputs
+        if n in changed and (n in code or not any(i in changed for i in changed[n].hop.inputs))
+    )
+
+
+def _ordered(changes: list[Any], signature: list[Any]) -> list[Any]:
+    return [ch for ch in changes if any(explains(ch, s) for s in signature)] or list(changes)
 
 
 def _condition(
