@@ -296,7 +296,7 @@ def source_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
     else:  # healthy_rows_appended: the loader's ordinary day, a few % new rows
         top = cat.p.sql(f'select max("{key}"), count(*) from {short}')[0][0]
         share = rng.choice((40, 50, 60))  # every 40th-60th row copied with a new key: 1.7-2.5% more rows
-        fresh = f'"{key}" + {top[0]} as "{key}"'
+        fresh = f'"{key}" + {top[0] + 1} as "{key}"'  # new keys past the largest
         if "_loaded_at" in cols:
             fresh += ', now()::timestamp as "_loaded_at"'
         statement = f'insert into {short} select * replace ({fresh}) from {short} where "{key}" % {share} = 0'
