@@ -114,6 +114,7 @@ def test_a_model_whose_inputs_did_not_change_is_the_origin_and_its_code_change_m
     assert cond.extra["value_strength"] == 3
     (plain,) = value_conditions(v, _compared(v, changes), {})
     assert plain.cause == "value_change" and "did not change" in plain.change
+    assert plain.extra["value_strength"] == 0  # its inputs were read and did not change: no confident cause
 
 
 def test_a_model_with_no_code_change_passes_on_what_its_inputs_changed_even_in_another_shape() -> None:

@@ -205,6 +205,7 @@ def value_conditions(
                 origins.setdefault(root, _ordered(changed[root].changes, signature))
         else:
             origins.setdefault(node, hits)
+    profiled = {c.hop.node for c in compared}
     out = []
     for node, hits in origins.items():
         c = changed[node]
@@ -214,6 +215,10 @@ def value_conditions(
         ):
             start_changed = True
         else:  # a few rows in the mix of a relation: what an ordinary day does
+            start_changed = False
+        if c.hop.kind == "model" and node not in code and c.hop.inputs and c.hop.inputs <= profiled:
+            # no code change and every input read without a significant change: small moves upstream, amplified
+            # in a small relation (a few accounts' counts), are no confident cause
             start_changed = False
         rest = [ch for ch in c.changes if ch not in hits]
         out.append(_condition(v, c, hits + rest, code.get(node), below, signature, start_changed))
