@@ -51,6 +51,7 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
     from fastmcp import Client
 
     from mcp_bridge.server import build_server
+    from mcp_bridge.toolsets.lineage.values import flush_profiles
 
     server = build_server(platform.settings)
     outcomes: list[Outcome] = []
@@ -69,6 +70,7 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
                 try:
                     body, ms = await _ask(client, s.start)
                 finally:
+                    flush_profiles()  # what the call read is in the store before the platform is put back
                     _safe(s.revert)
                 outcomes.append(_score(platform.name, s, body, ms))
                 o = outcomes[-1]
@@ -113,33 +115,37 @@ def _score(platform: str, s: Scenario, body: dict[str, Any], ms: float) -> Outco
 
 
 def table(outcomes: list[Outcome]) -> str:
+    """By kind: top-1, top-3, calls, p50, and false alarms (a confident verdict on a healthy control, or a
+    confident verdict whose first cause is not the expected one)."""
     lines = [
-        f"{'kind':<28} {'n':>3} {'top-1':>7} {'top-3':>7} {'calls':>6} {'p50 ms':>8}",
+        f"{'kind':<28} {'n':>3} {'top-1':>7} {'top-3':>7} {'calls':>6} {'p50 ms':>8} {'false alarms':>13}",
     ]
     incidents = [o for o in outcomes if o.kind not in CONTROLS]
-    for kind in KINDS:
-        rows = [o for o in outcomes if o.kind == kind]
-        if not rows:
-            continue
+
+    def alarms(rows: list[Outcome]) -> int:
+        return sum(o.confident and (o.kind in CONTROLS or o.rank != 1) for o in rows)
+
+    def line(label: str, rows: list[Outcome]) -> str:
         p50 = statistics.median(o.ms for o in rows)
-        if kind in CONTROLS:
-            alarms = sum(o.confident for o in rows)
-            lines.append(
-                f"{kind:<28} {len(rows):>3} {'-':>7} {'-':>7} {1:>6} {p50:>8.0f}   confident: {alarms}"
-            )
-            continue
+        if all(o.kind in CONTROLS for o in rows):
+            return f"{label:<28} {len(rows):>3} {'-':>7} {'-':>7} {1:>6} {p50:>8.0f} {alarms(rows):>13}"
         top1 = sum(o.rank == 1 for o in rows) / len(rows)
         top3 = sum(o.rank is not None and o.rank <= 3 for o in rows) / len(rows)
         calls = statistics.mean(o.calls for o in rows)
-        lines.append(f"{kind:<28} {len(rows):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f}")
+        return f"{label:<28} {len(rows):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f} {alarms(rows):>13}"
+
+    for kind in KINDS:
+        rows = [o for o in outcomes if o.kind == kind]
+        if rows:
+            lines.append(line(kind, rows))
     if incidents:
-        top1 = sum(o.rank == 1 for o in incidents) / len(incidents)
-        top3 = sum(o.rank is not None and o.rank <= 3 for o in incidents) / len(incidents)
-        calls = statistics.mean(o.calls for o in incidents)
-        p50 = statistics.median(o.ms for o in incidents)
-        lines.append(
-            f"{'all incidents':<28} {len(incidents):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f}"
-        )
+        lines.append(line("all incidents", incidents))
+    controls = [o for o in outcomes if o.kind in CONTROLS]
+    if controls:
+        lines.append(line("all healthy controls", controls))
+    for name in sorted({o.platform for o in outcomes}):
+        rows = [o for o in outcomes if o.platform == name]
+        lines.append(f"p50 on {name}: {statistics.median(o.ms for o in rows):.0f} ms over {len(rows)} calls")
     return "\n".join(lines)
 
 
@@ -178,9 +184,15 @@ def main() -> None:
     parser.add_argument(
         "--kinds", default=",".join(KINDS), help="comma-separated scenario kinds (default: all)"
     )
+    parser.add_argument("--out", help="also write every outcome there, one JSON object a line")
     args = parser.parse_args()
     kinds = tuple(k for k in args.kinds.split(",") if k in KINDS)
     outcomes = evaluate(args.platform, args.seed, args.per_kind, kinds=kinds)
+    if args.out:
+        import json
+        from dataclasses import asdict
+
+        Path(args.out).write_text("".join(json.dumps(asdict(o)) + "\n" for o in outcomes))
     print(table(outcomes))
 
 

@@ -35,11 +35,28 @@ KINDS = (
     "model_change_breaks_tile",
     "upstream_rename_committed",
     "upstream_rename_uncommitted",
+    # silent incidents (silent_scenarios.py): builds green, values wrong
+    "logic_drops_rows",
+    "logic_remaps_values",
+    "source_rows_deleted",
+    "source_values_rewritten",
+    "source_values_nulled",
+    "source_rows_duplicated",
     "healthy_control",
     "healthy_refactor",
+    "healthy_rows_appended",
 )
 # kinds where nothing breaks: a confident verdict on one is a false alarm
-CONTROLS = ("healthy_control", "healthy_refactor")
+CONTROLS = ("healthy_control", "healthy_refactor", "healthy_rows_appended")
+SILENT = (
+    "logic_drops_rows",
+    "logic_remaps_values",
+    "source_rows_deleted",
+    "source_values_rewritten",
+    "source_values_nulled",
+    "source_rows_duplicated",
+    "healthy_rows_appended",
+)
 
 
 @dataclass
@@ -57,6 +74,7 @@ class Expected:
         changed = {str(c).lower() for c in [*(ev.get("removed") or []), *(ev.get("dropped") or [])]}
         changed |= {str(r.get("column")).lower() for r in ev.get("retyped") or []}
         changed |= {str(r.get("from")).lower() for r in ev.get("renamed") or []}
+        changed |= {str(c.get("column")).lower() for c in ev.get("changes") or []}  # value changes
         return self.column.lower() in changed
 
 
@@ -564,6 +582,10 @@ def generate(
                 found = _builder_scenario(cat, rng, tag)
             elif kind == "model_change_breaks_tile":
                 found = _break_tile_scenario(cat, rng, tag)
+            elif kind in SILENT:
+                from benchmarks.lineage.silent_scenarios import silent_scenario
+
+                found = silent_scenario(cat, rng, kind, tag)
             elif kind in ("upstream_rename_committed", "upstream_rename_uncommitted", "healthy_refactor"):
                 from benchmarks.lineage.code_scenarios import staging_edit
 

@@ -34,6 +34,30 @@ class Cause:
 
 # the cause vocabulary, heaviest first
 VOCABULARY: dict[str, Cause] = {
+    # silent incidents (gather_values.py): the first node upstream whose values changed the way the start's did;
+    # its SQL changed between the two profiles (the team's logic), or it is a source (the loader's data), or
+    # neither (a model whose inputs did not change in that way, with no code change: its data changed)
+    "logic_change": Cause(
+        0.99,
+        "{change}",
+        "the values of {kind} {name} changed and its code changed in the same window: {change}",
+        "lineage_what_changed",
+        verdict="`{object}`: {change}",
+    ),
+    "source_data_change": Cause(
+        0.985,
+        "{change}",
+        "the data of {kind} {name} changed: {change}",
+        "warehouse_get_table_profile",
+        verdict="`{object}`: {change}",
+    ),
+    "value_change": Cause(
+        0.98,
+        "{change}",
+        "the values of {kind} {name} changed with no code change: {change}",
+        "lineage_what_changed",
+        verdict="`{object}`: {change}",
+    ),
     # a node's code changed between the last healthy build and now, taking away or retyping what the failure
     # names: heavier than the table change it causes (the code is the root, the table its consequence)
     "code_change": Cause(

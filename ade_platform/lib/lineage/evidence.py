@@ -32,6 +32,8 @@ class LiveFindings:
         None  # the newest dbt invocation (lib.dbt.invocations), times as epochs
     )
     builders: dict[str, dict[str, Any]] = field(default_factory=dict)  # builder node -> last run, live
+    # relation node -> its live profile compared with its baseline (gather_values.Compared)
+    values: dict[str, Any] = field(default_factory=dict)
     not_reached: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(
         default_factory=list

@@ -211,3 +211,47 @@ def absorb_table_changes(v: dict[str, Any], conditions: list[Condition]) -> list
             continue
         kept.append(cond)
     return kept
+
+
+def code_between(
+    v: dict[str, Any],
+    chain: Walk,
+    records: Records,
+    base_at: float,
+    blame: Blame | None,
+    dialect: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The chain's dbt nodes whose code differs between the build in place at `base_at` (the newest manifest at
+    or before it) and now: node id -> {change (words), who (words), git facts, evidence}. What a value change
+    is joined with (gather_values.py): a silent incident has no failure to date a baseline, its profiles do."""
+    refs = records.history.versions(MANIFEST)
+    base = next((r for r in refs if r.at <= base_at), None)
+    if base is None or base.version == refs[0].version:
+        return {}  # no build since the baseline: the code that made its values is the code now
+    nodes = v["nodes"]
+    hops = {
+        str(nodes[n].get("unique_id")): n
+        for n in chain.nodes
+        if nodes.get(n, {}).get("system") == "dbt" and nodes[n].get("unique_id")
+    }
+    changes = diff_nodes(_codes(records, base), _codes(records, refs[0]), sorted(hops), dialect)
+    if not changes:
+        return {}
+    files = sorted({f for c in changes for f in c.files} | {"dbt_project.yml"})
+    authors = blame(files) if blame is not None else {}
+    out: dict[str, dict[str, Any]] = {}
+    for change in changes[:_MAX_CHANGES]:
+        who = _who(change, authors, None)
+        first = _first_seen(records, refs, base, change.uid)
+        out[hops[change.uid]] = {
+            "change": change.describe(),
+            "who": who.get("text") or "",
+            "git": {k: who.get(k) for k in ("sha", "author", "message", "uncommitted", "files") if k in who}
+            | ({"at": iso(who["at"])} if who.get("at") else {}),
+            "evidence": {
+                **change.as_dict(),
+                "baseline_build": {"version": base.version, "at": iso(base.at)},
+                "build": {"version": first.version, "at": iso(first.at)},
+            },
+        }
+    return out

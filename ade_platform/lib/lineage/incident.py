@@ -24,7 +24,8 @@ from ade_platform.lib.lineage.conditions import VOCABULARY, WEIGHT, Condition, i
 from ade_platform.lib.lineage.error_shapes import mentions_relation, mentions_text
 from ade_platform.lib.lineage.evidence import LiveFindings, Records
 from ade_platform.lib.lineage.gather import Gatherer
-from ade_platform.lib.lineage.gather_code import Blame, absorb_table_changes, code_conditions
+from ade_platform.lib.lineage.gather_code import Blame, absorb_table_changes, code_between, code_conditions
+from ade_platform.lib.lineage.gather_values import VALUE_CAUSES, Compared, value_conditions
 from ade_platform.lib.lineage.symptom import Symptom, symptom_of
 from ade_platform.lib.lineage.trace import walk
 
@@ -44,6 +45,11 @@ def explanation(symptom: Symptom, cond: Condition) -> tuple[int, str | None]:
             best = (strength, why)
 
     changed = cond.cause in _CHANGES
+    if cond.cause in VALUE_CAUSES and cond.extra.get("value_strength"):
+        # the start's own values changed, and this is where that change began (gather_values.py)
+        take(
+            cond.extra["value_strength"], "the start's values changed the same way, and the change began here"
+        )
     explains = cond.extra.get("explains")
     if explains is not None:  # a code change taking away what a failure on the chain names (gather_code.py)
         failing, column = explains
@@ -92,7 +98,8 @@ def explanation(symptom: Symptom, cond: Condition) -> tuple[int, str | None]:
 def background(symptom: Symptom, cond: Condition) -> str | None:
     """Why a condition cannot have caused the symptom (it held while the symptom was healthy), or None."""
     healthy = symptom.healthy_at
-    if healthy is None:
+    if healthy is None or cond.cause in VALUE_CAUSES:
+        # a value change is dated by its two profiles; a green build says nothing of the values it built
         return None
     onset = cond.onset
     if onset.at is not None and onset.at <= healthy:
@@ -194,6 +201,15 @@ def _symptom_text(symptom: Symptom) -> str:
     return f"{what} is {symptom.status}"
 
 
+def _silent_text(symptom: Symptom, top: dict[str, Any]) -> str:
+    """The symptom of a silent incident: green, but its values moved (the start's own change, with numbers)."""
+    what = f"{symptom.kind} '{symptom.name or symptom.node}'"
+    seen = (top["evidence"].get("at_start") or [])[:1]
+    if not seen:
+        return f"{what} looks healthy, but values upstream of it changed"
+    return f"{what} builds green, but its values changed ({seen[0]['detail']})"
+
+
 def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
     """(verdict, confidence)."""
     head = _symptom_text(symptom)
@@ -209,17 +225,44 @@ def verdict(symptom: Symptom, ranked: list[dict[str, Any]]) -> tuple[str, str]:
             "low",
         )
     said = VOCABULARY[top["cause"]]
+    if top["cause"] in VALUE_CAUSES and not symptom.failing:
+        head = _silent_text(symptom, top)
     when = _when(top["onset"])
     cause = said.verdict.format(
         object=top["object"], name=top["name"], change=top["change"], when=when
     ).strip()
     if top["_strength"] >= 2:
         return f"{head}. Cause: {cause}.", "high"
+    if top["cause"] in VALUE_CAUSES:  # values moved upstream, not at the start: worth a look, not a verdict
+        return f"{head}. Possible cause (the start's own values did not change): {cause}.", "low"
     if not said.alone and top["_strength"] == 0:
         return f"{head}. Possible cause (it does not name what failed): {cause}.", "low"
     if top["onset"]["last_absent_at"] is not None:  # a change: the records show a time before it held
         return f"{head}. Likely cause: {cause}.", "medium"
     return f"{head}. Possible cause (no record shows it began recently): {cause}.", "low"
+
+
+def _value_conditions(
+    v: dict[str, Any],
+    chain: Any,
+    records: Records,
+    live: LiveFindings,
+    symptom: Symptom,
+    blame: Blame | None,
+    dialect: str | None,
+) -> list[Condition]:
+    """Where the chain's values changed (live profiles against their baselines), joined with the code changes
+    between the two; with a failing symptom they are context (the failure has causes of its own)."""
+    compared: list[Compared] = [c for c in live.values.values() if c.hop.node in chain.nodes]
+    if not any(c.changes for c in compared):
+        return []
+    base_at = min((c.before_at for c in compared if c.changes and c.before_at), default=None)
+    code = code_between(v, chain, records, base_at, blame, dialect) if base_at is not None else {}
+    found = value_conditions(v, compared, code)
+    if symptom.failing:
+        for cond in found:
+            cond.extra["value_strength"] = 0
+    return found
 
 
 def explain(
@@ -248,6 +291,7 @@ def explain(
         found = Gatherer(v, records, live, dialect).chain(further, node)
         conditions += found
         conditions += code_conditions(v, further, records, symptom, conditions, blame, dialect)
+    conditions += _value_conditions(v, chain, records, live, symptom, blame, dialect)
     ranked = rank(symptom, absorb_table_changes(v, conditions))
     text, confidence = verdict(symptom, ranked)
     for entry in ranked:

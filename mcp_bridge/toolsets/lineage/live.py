@@ -23,8 +23,10 @@ from ade_platform.config import Settings
 from ade_platform.lib.lineage.budget import Probe, ProbeOutcome, run_probes
 from ade_platform.lib.lineage.conditions import epoch_of
 from ade_platform.lib.lineage.evidence import FAILED_RUN, LiveFindings
+from ade_platform.lib.lineage.probes import PROBES
 from ade_platform.lib.lineage.tables import TableState
 from ade_platform.lib.lineage.trace import Walk, builders_of
+from mcp_bridge.toolsets.lineage.values import ValueProbes
 
 _PLAIN_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,254}$")
 # A health result another tool observed this recently is the symptom now: no need to run the tile again.
@@ -46,6 +48,7 @@ class LiveProber:
         self.settings = settings
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.values = ValueProbes(settings, self._warehouse)
 
     def _client(self, key: str, build: Callable[[], Any]) -> Any:
         with self._lock:
@@ -62,6 +65,7 @@ class LiveProber:
         run_results_provenance: Any,
         symptom_observation: dict[str, Any] | None,
         symptom: bool = True,
+        since: float | None = None,
     ) -> list[Probe]:
         """The probes for this chain, closest to the symptom first (the symptom's own first of all)."""
         nodes = v["nodes"]
@@ -120,7 +124,11 @@ class LiveProber:
             if run is not None:
                 facts = {"system": nodes[builder].get("system")}
                 probes.append(Probe(f"builder:{builder}", "builder_run", builder, depth, run, facts=facts))
-        return probes
+        # every relation's values against its baseline profile, each at its distance from the start among the
+        # others (the budget reaches the nearest hops first, whatever they are probed for)
+        head = [p for p in probes if p.node is None or p.kind == "symptom"]
+        hops = [p for p in probes if p not in head] + self.values.plan(v, chain, since)
+        return head + sorted(hops, key=lambda p: p.depth)
 
     def probe(self, probes: list[Probe], budget_ms: float, now: float) -> tuple[LiveFindings, list[Any]]:
         """What the probes found, and the observations to record (lib/live_observations.py shapes)."""
@@ -130,45 +138,12 @@ class LiveProber:
     def observations(self, probes: list[Probe], outcome: ProbeOutcome) -> list[Any]:
         """The probes' readings as the observations the single-system tools record for the same reads, so the
         next agent, the cached tools and the sensors start from them (deduplicated in the store)."""
-        from ade_platform.lib import live_observations as lo
-        from ade_platform.lib.bi.names import health_asset
-        from ade_platform.store.observations import tile_key
-
         found: list[Any] = []
         for probe in probes:
             value = outcome.values.get(probe.key)
-            facts = probe.facts
-            if value is None or facts is None:
-                continue
-            if probe.kind == "symptom":
-                tool, dash = facts["tool"], facts["dashboard"]
-                tiles = (
-                    [{**value, "tile": facts["tile"]}] if facts.get("tile") is not None else value.get("all")
-                )
-                found += [
-                    lo.Observed(
-                        "bi_tile_health",
-                        tile_key(tool, dash, str(t["tile"])),
-                        {"status": t["status"], "error": t.get("error")},
-                        health_asset(tool),
-                    )
-                    for t in tiles or []
-                    if t.get("tile") is not None and t.get("status") != "unknown"
-                ]
-            elif probe.kind == "table_schema":
-                found += lo.table_schema(value.table, facts)
-            elif probe.kind == "source_freshness":
-                answer = {
-                    "timestamp_column": value["loaded_at_field"],
-                    "max_timestamp": value["max_loaded_at"],
-                }
-                found += lo.freshness(answer, facts)
-            elif probe.kind == "builder_run" and facts.get("system") == "dbt_cloud":
-                from ade_platform.lib.dbt_cloud import last_run_answer
-
-                found += lo.dbt_cloud_run(last_run_answer(value), {"latest": True})
-            elif probe.kind == "builder_run":
-                found += lo.orchestrator_run(value, {"backend": facts["system"], "latest": True})
+            observe = PROBES[probe.kind].observe
+            if value is not None and probe.facts is not None and observe is not None:
+                found += observe(probe.facts, value)
         return found
 
     def findings(self, probes: list[Probe], outcome: ProbeOutcome, now: float) -> LiveFindings:
@@ -187,22 +162,8 @@ class LiveProber:
                         "error": getattr(exc, "code", None) or "probe_failed",
                     }
                 )
-                continue
-            if probe.key not in outcome.values:
-                continue
-            value = outcome.values[probe.key]
-            if probe.kind == "symptom":
-                live.symptom = value
-            elif probe.kind == "table_schema" and value is not None:
-                live.tables[probe.node or ""] = value
-            elif probe.kind == "source_freshness" and value is not None:
-                live.freshness[probe.node or ""] = value
-            elif probe.kind == "run_results":
-                live.run_results = value
-            elif probe.kind == "invocation":
-                live.invocation = value
-            elif probe.kind == "builder_run" and value is not None:
-                live.builders[probe.node or ""] = value
+            elif probe.key in outcome.values:
+                PROBES[probe.kind].keep(live, probe.node, outcome.values[probe.key])
         return live
 
     # --- the probes ---------------------------------------------------------------------------------------------

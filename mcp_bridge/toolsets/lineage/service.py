@@ -13,7 +13,8 @@ from ade_platform.lib import paging
 from ade_platform.lib.lineage import incident
 from ade_platform.lib.lineage.conditions import epoch_of, iso
 from ade_platform.lib.lineage.evidence import LiveFindings
-from ade_platform.lib.lineage.timeline import Timeline, chain_files, page
+from ade_platform.lib.lineage.gather_values import value_events
+from ade_platform.lib.lineage.timeline import Timeline, chain_files, page, sort_key
 from ade_platform.lib.lineage.trace import LineageLookupError, builders_of, find_start, status_of, walk
 from ade_platform.store import SnapshotNotFound
 from mcp_bridge.context import BridgeContext
@@ -21,6 +22,7 @@ from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.dbt.inputs import as_result
 from mcp_bridge.toolsets.lineage.live import OBSERVATION_REUSE_SECONDS, LiveProber
 from mcp_bridge.toolsets.lineage.records import LineageStore, topology_of
+from mcp_bridge.toolsets.lineage.values import record_profiles
 
 
 class LineageService:
@@ -113,7 +115,7 @@ class LineageService:
         records = store.records(health, joined, lineage, snapshot.version)
         blame = git_blame(self.ctx.settings) if live else None
         body = incident.explain(v, root, records, findings, self.dialect, self.default_cap, blame)
-        self.record(tool, observed, findings.now)
+        self.record(tool, observed, findings.now, findings.values.values())
         read_live = (
             frozenset({"dbt_run_results"}) if live and "run_results" not in _missed(findings) else frozenset()
         )
@@ -145,13 +147,14 @@ class LineageService:
         findings, result, observed = LiveFindings(now=time.time()), None, []
         if live:
             args = {"start_kind": start_kind, "start": start, "system": system, "since": since}
-            findings, result, observed = self.probe_live(tool, args, v, root, symptom=False)
+            findings, result, observed = self.probe_live(tool, args, v, root, symptom=False, since=since_at)
         records = store.records(health, joined, lineage, snapshot.version)
         commits, notes = git_commits(self.ctx.settings, chain_files(v, chain), since_at)
         events = Timeline(v, chain, records, findings, since_at).build(commits)
+        events = sorted(events + value_events(list(findings.values.values())), key=sort_key)
         if until is not None:
             events = [e for e in events if in_window(e["_at"])]
-        self.record(tool, observed, findings.now)
+        self.record(tool, observed, findings.now, findings.values.values())
         shown, next_cursor = page(events, limit, cursor)
         notes += [
             f"not probed live ({m['why']}): {m['probe']} {m['node'] or ''}".strip()
@@ -197,7 +200,13 @@ class LineageService:
         return {**state, "observed_at": found.observed_at, "via": f"observation by {found.source}"}
 
     def probe_live(
-        self, tool: str, arguments: dict[str, Any], v: dict[str, Any], root: str, symptom: bool = True
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        v: dict[str, Any],
+        root: str,
+        symptom: bool = True,
+        since: float | None = None,
     ) -> tuple[LiveFindings, Any, list[Any]]:
         """The symptom (unless told not to) and the chain, probed live as one audited read-only run."""
         chain = walk(v, root, "upstream", None, self.default_cap)
@@ -206,7 +215,7 @@ class LineageService:
         except SnapshotNotFound:
             run_results = None
         reused = self.observed_symptom(v["nodes"][root]) if symptom else None
-        probes = self.prober.plan(v, root, chain, run_results, reused, symptom=symptom)
+        probes = self.prober.plan(v, root, chain, run_results, reused, symptom=symptom, since=since)
 
         def run() -> tuple[LiveFindings, list[Any]]:
             return self.prober.probe(probes, self.budget_ms, time.time())
@@ -217,10 +226,11 @@ class LineageService:
             findings.symptom = reused
         return findings, result, observed
 
-    def record(self, tool: str, observed: list[Any], read_at: float) -> None:
+    def record(self, tool: str, observed: list[Any], read_at: float, values: Any = ()) -> None:
         """What was read now updates the shared picture (written in the background): after the answer is
         built, so the answer's own history never holds what this very call observed. Stamped with the moment
         of the read, so the next answer dates a change exactly as this one did."""
+        record_profiles(self.ctx.settings, [c.profile for c in values if c.profile is not None], tool)
         for found in observed:
             self.ctx.observe(
                 found.kind, found.key, found.state, source=tool, asset=found.asset, observed_at=read_at

@@ -94,6 +94,10 @@ class LineageTools:
         condition that already held while the symptom was healthy is background, ranked low, and says so).
         Each cause names the object and the change, where its evidence came from (live, or which snapshot and
         how old), its onset, and the tool that confirms it; the verdict says it in one sentence.
+        With no error (builds green, a number wrong), each relation on the chain is profiled live and compared
+        with its last stored profile; the cause is the first node upstream whose values changed the same way
+        (rows, a column's value mix, nulls, duplicates), with the numbers, and the code change of that node
+        between the two profiles when there is one.
         """
         return self.service.explain_incident(start_kind, start, system, live)
 
@@ -121,8 +125,9 @@ class LineageTools:
         newest first, each event with its source: schema changes of its tables (snapshot history, what live
         tools observed, and a live read now), dbt runs and their outcome (incl. a newer run in the target
         folder and a dbt invocation that failed at parse), runs of the jobs and DAGs that build its models,
-        freshness transitions of its sources, BI health transitions of its tiles, and commits to the dbt
-        project that touched its files (git: author, time, message, files). Paged with limit and cursor
+        freshness transitions of its sources, BI health transitions of its tiles, commits to the dbt
+        project that touched its files (git: author, time, message, files), and (live) each relation's
+        significant value changes against its profile at `since`. Paged with limit and cursor
         (docs/PAGING.md: the cursor is the last event's sort key, so pages hold while new events arrive);
         since/until bound the window.
         """

@@ -195,7 +195,8 @@ class ChangeEvent(OpenShape):
     kind: Annotated[
         str,
         Field(
-            description="schema_change, dbt_run, dbt_invocation, builder_run, freshness, bi_health, git_commit"
+            description="schema_change, dbt_run, dbt_invocation, builder_run, freshness, bi_health, git_commit, "
+            "value_change (a relation's values against its baseline profile)"
         ),
     ]
     node: str | None
