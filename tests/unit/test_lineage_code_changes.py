@@ -141,3 +141,30 @@ def test_a_code_change_leads_a_confident_verdict_only_when_it_names_what_failed(
     text, said = verdict(symptom, [top])
     assert said == confidence, text
     assert "`stg_orders`" in text and "1a2b3c4 by Alice" in text
+
+
+# What the Airflow client renders from Airflow 3's structured log of the demo's dbt_demo_broken task (Airflow 2's
+# plain lines are the second form): dbt show --inline fails as a "sql_operation", which names no model but the
+# column all the same.
+INLINE_LOG = """[2026-11-28T23:20:28.724182Z INFO] {task} \x1b[0m23:20:28  Concurrency: 2 threads (target='dev')
+[2026-11-28T23:20:29.160169Z INFO] {task} \x1b[0m23:20:29  Encountered an error:
+[2026-11-28T23:20:29.160363Z INFO] {task} Runtime Error
+[2026-11-28T23:20:29.160428Z INFO] {task}   Runtime Error in sql_operation inline_query (from remote system.sql)
+[2026-11-28T23:20:29.160483Z INFO] {task}     Binder Error: Referenced column "fulfillment_status" not found in FROM clause!
+[2026-11-28T23:20:29.160537Z INFO] {task}     Candidate bindings: "payment_count", "customer_id", "amount"
+[2026-11-28T23:20:30.372283Z INFO] {task} Command exited with return code 2
+"""
+AIRFLOW2_LOG = INLINE_LOG.replace("Z INFO] {task} ", "Z] {subprocess.py:106} INFO - ")
+
+
+@pytest.mark.parametrize("log", [INLINE_LOG, AIRFLOW2_LOG], ids=["airflow3", "airflow2"])
+def test_an_inline_query_error_in_a_task_log_names_its_column(log: str) -> None:
+    [error] = dbt_errors(log)
+    found = error.as_dict()
+    assert (found["resource_type"], found["node"], found["path"]) == (
+        "sql_operation",
+        "inline_query",
+        "remote system.sql",
+    )
+    assert found["error_kind"] == "missing_column" and found["columns"] == ["fulfillment_status"], found
+    assert found["message"].startswith("Binder Error: Referenced column"), found["message"]

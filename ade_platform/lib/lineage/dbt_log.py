@@ -20,10 +20,16 @@ from dataclasses import dataclass
 from ade_platform.lib.lineage.error_shapes import ErrorShape, parse_error
 
 _PREFIX = re.compile(r"^\s*(?:\x1b\[[0-9;]*m)*(?:\[?\d{2}:\d{2}:\d{2}(?:\.\d+)?\]?\s+)?(?:\[\w+\]\s*)?")
+# what the orchestrator puts before each line of the task's output: Airflow 3's rendered structured lines
+# ("[2026-11-28T23:20:29.160Z INFO] {task} ..."), Airflow 2's ("[2026-11-28T23:20:29Z] {subprocess.py:106} INFO - ...")
+_HOST_PREFIX = re.compile(r"^\s*\[\d{4}-\d{2}-\d{2}[^\]]*\]\s*(?:\{[^}]*\}\s*)?(?:[A-Z]+\s+-\s?)?")
 _HEADER = re.compile(
     r"(?:(?P<what>Runtime|Database|Compilation|Parsing|Dependency)\s+Error|Failure)\s+in\s+"
-    r"(?P<type>model|seed|snapshot|test|source|unit_test|analysis)\s+(?P<name>[\w.$-]+)"
-    r"(?:\s+\((?P<path>[^)]+)\))?",
+    # a `dbt show --inline` / `dbt compile --inline` query fails as a "sql_operation", a run-operation as a
+    # "macro" or "operation": they are on no graph, but their message still names what went wrong
+    r"(?P<type>model|seed|snapshot|test|source|unit_test|analysis|sql_operation|operation|macro)\s+"
+    r"(?P<name>[\w.$-]+)"
+    r"(?:\s+\((?:from\s+)?(?P<path>[^)]+)\))?",
     re.I,
 )
 MAX_LOG_CHARS = 400_000  # the tail of a log read for dbt's summary (it is at the end)
@@ -54,7 +60,9 @@ def dbt_errors(log: str | None, limit: int = 20) -> list[DbtLogError]:
     """The failed nodes dbt names in a log (its summary; each node once), in the order dbt lists them."""
     if not log:
         return []
-    lines = [_PREFIX.sub("", line).rstrip() for line in log[-MAX_LOG_CHARS:].splitlines()]
+    lines = [
+        _PREFIX.sub("", _HOST_PREFIX.sub("", line)).rstrip() for line in log[-MAX_LOG_CHARS:].splitlines()
+    ]
     found: dict[tuple[str, str], DbtLogError] = {}
     for i, line in enumerate(lines):
         match = _HEADER.search(line)
