@@ -24,6 +24,7 @@ from ade_platform.emulators.demo import EMULATORS, free_port
 from ade_platform.emulators.orchestrators import DEMO_JOBS
 from ade_platform.emulators.orchestrators.demo import DEFAULT_PORTS, missing
 from ade_platform.supervise import port_in_use
+from tests.conftest import REPO_ROOT
 from tests.integration.test_demo_launcher import _processes_with_home
 from tests.integration.tour import tour_calls
 from tests.processes import ADE
@@ -133,6 +134,7 @@ BROKEN_TASK = {"airflow": "dbt_build", "prefect": "dbt_show_missing_column"}
 def test_make_demo_full_shows_airflow_and_prefect_building_dbt_demo(tmp_path: Path) -> None:
     if absent := missing():
         pytest.skip(f"{', '.join(absent)} not installed: run `make orchestrators`")
+    started = time.time()
     with demo_running(tmp_path, full=True) as url:
         for backend, task in BROKEN_TASK.items():
             runs = _settled(url, backend)
@@ -149,3 +151,18 @@ def test_make_demo_full_shows_airflow_and_prefect_building_dbt_demo(tmp_path: Pa
                 backend,
                 logs,
             )  # dbt's error, in the task's log
+            # ... and the explain from the failed DAG reads that log live: dbt's error is the symptom's, with the
+            # column it names (issue 33, item 5: it used to answer "nothing upstream" with no error)
+            why = {"start_kind": "job", "start": "dbt_demo_broken", "system": backend}
+            [(ok, body)] = asyncio.run(_answers(url, [("lineage_explain_incident", why)]))
+            assert ok, (backend, body)
+            symptom = body["symptom"]
+            assert symptom["status"] == "failed" and "fulfillment_status" in symptom["columns"], (
+                backend,
+                symptom,
+            )
+            assert "fulfillment_status" in (symptom["error"] or ""), (backend, symptom)
+    # the DAGs' dbt runs wrote into the demo's home, not into the repository's project (where a later platform
+    # would read their manifest as a team's newer build)
+    manifest = REPO_ROOT / "dbt_demo" / "target" / "manifest.json"
+    assert not manifest.exists() or manifest.stat().st_mtime < started, "the DAGs wrote dbt_demo/target"

@@ -45,6 +45,10 @@ def task_environment(home: Path, config: str) -> dict[str, str]:
         "ADE_HOME": str(home),
         "ADE_CONFIG": config,
         "ADE_DUCKDB_PATH": str(home / "warehouse" / "demo.duckdb"),
+        # dbt's target and log folders in the demo's home, never in the repository's project: a manifest the
+        # DAGs leave in dbt_demo/target would be read as a team's newer build by every later platform on it
+        "DBT_TARGET_PATH": str(home / "orchestrators" / "dbt-target"),
+        "DBT_LOG_PATH": str(home / "orchestrators" / "dbt-logs"),
     }
 
 
