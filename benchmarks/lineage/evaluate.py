@@ -74,10 +74,11 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
                     _safe(s.revert)
                 outcomes.append(_score(platform.name, s, body, ms))
                 o = outcomes[-1]
-                mark = "ok " if (o.rank == 1 if s.expected else not o.confident) else "MISS"
+                # a refused call is a miss for a control too: it never got to say nothing was wrong
+                mark = "ok " if not o.error and (o.rank == 1 if s.expected else not o.confident) else "MISS"
                 log(f"  {mark} [{platform.name}] {s.kind}: {s.description} -> rank {o.rank}, {o.ms:.0f} ms")
                 if mark == "MISS":
-                    log(f"       verdict: {o.verdict[:300]}")
+                    log(f"       verdict: {o.verdict[:300]}" if not o.error else f"       refused: {o.error}")
 
     asyncio.run(session())
     return outcomes
@@ -143,6 +144,9 @@ def table(outcomes: list[Outcome]) -> str:
     controls = [o for o in outcomes if o.kind in CONTROLS]
     if controls:
         lines.append(line("all healthy controls", controls))
+    refused = [o for o in outcomes if o.error]
+    if refused:  # never a pass: the call did not get to answer
+        lines.append(f"refused calls: {len(refused)} ({', '.join(sorted({o.kind for o in refused}))})")
     for name in sorted({o.platform for o in outcomes}):
         rows = [o for o in outcomes if o.platform == name]
         lines.append(f"p50 on {name}: {statistics.median(o.ms for o in rows):.0f} ms over {len(rows)} calls")

@@ -192,16 +192,16 @@ class Catalog:
         node = self.nodes[node_id]
         kind = node.get("kind")
         if kind == "tile":
-            return {"start_kind": "tile", "start": node["tile_id"], "system": node["system"]}
+            return {"start_kind": "tile", "start": str(node["tile_id"]), "system": node["system"]}
         if kind == "dashboard":
-            return {"start_kind": "dashboard", "start": node["dashboard_id"], "system": node["system"]}
+            return {"start_kind": "dashboard", "start": str(node["dashboard_id"]), "system": node["system"]}
         if node.get("system") == "dbt":
             return {"start_kind": "dbt_node", "start": node["unique_id"]}
         if node.get("system") == "warehouse":
             return {"start_kind": "table", "start": self.short(node_id)}
         return {
             "start_kind": "job",
-            "start": node.get("job_id") or node.get("dag_id"),
+            "start": str(node.get("job_id") or node.get("dag_id")),
             "system": node.get("system"),
         }
 
