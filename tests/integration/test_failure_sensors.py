@@ -29,6 +29,8 @@ SECRETS = {
 # What reads only the store (or the platform's own instance) is no failure sensor: nothing there can be down.
 STORE_ONLY = {"lineage_automation_sensor", "live_observations_sensor", "warehouse_pii_sensor_demo"}
 STORE_ONLY |= {"warehouse_pii_sensor_sf", "store_health_sensor"}
+# profiles run after a build the store records (dbt_run_results): the warehouse is read by the job, not the sensor
+STORE_ONLY |= {"profile_after_build_sensor_demo", "profile_after_build_sensor_sf"}
 
 
 def _config(home: Path, port: int) -> Path:
