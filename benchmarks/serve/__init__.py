@@ -1,0 +1,1 @@
+"""Benchmark suite: cached answers under many clients (see its run.py and README.md)."""
