@@ -260,8 +260,25 @@ class BridgeContext:
     ) -> None:
         """Queue one observation for the store (deduplicated there against the newest state of its key),
         stamped with when it was read (default: now)."""
+        from ade_platform.store.observations import record_observation
+
         at = time.time() if observed_at is None else observed_at
-        _recorder().put(*self._observation_writer(), kind, key, state, source, asset, at)
+        writer, bounds = self._observation_writer()
+
+        def write(w: Any) -> None:
+            record_observation(w, kind, key, state, source=source, asset=asset, observed_at=at, **bounds)
+
+        _recorder().put(writer, f"an observation of {kind} {key}", write)
+
+    def keep_profile(self, profile: Any, *, source: str) -> None:
+        """Queue a live profile of a relation for its history in the store (store/profiles.py), on the same
+        background writer as the observations."""
+        from ade_platform.store.profiles import record_profile
+
+        writer, _ = self._observation_writer()
+        _recorder().put(
+            writer, f"the profile of {profile.relation}", lambda w: record_profile(w, profile, source)
+        )
 
     def _observation_writer(self) -> tuple[Any, dict[str, int]]:
         if self._observations is None:
@@ -313,27 +330,25 @@ class _Recorder:
         self.thread.start()
         atexit.register(self.flush, 5.0)
 
-    def put(self, writer: Any, bounds: dict[str, int], *item: Any) -> None:
+    def put(self, writer: Any, what: str, write: Callable[[Any], Any]) -> None:
+        """Queue one write (`write(writer)`): an observation, or a relation's profile (store/profiles.py)."""
         try:
-            self.queue.put_nowait((writer, bounds, *item))
+            self.queue.put_nowait((writer, what, write))
         except queue.Full:
-            log.warning("observation queue full: dropping an observation of %s %s", item[0], item[1])
+            log.warning("observation queue full: dropping %s", what)
 
     def _run(self) -> None:
         from ade_platform.store.health import note_failure, note_success
-        from ade_platform.store.observations import record_observation
 
         while True:
-            writer, bounds, kind, key, state, source, asset, observed_at = self.queue.get()
+            writer, what, write = self.queue.get()
             try:
-                record_observation(
-                    writer, kind, key, state, source=source, asset=asset, observed_at=observed_at, **bounds
-                )
+                write(writer)
                 note_success(writer.root)
             except Exception as exc:
                 # one line with a code (store_read_only, store_full, store_write_failed), no traceback; the next
                 # live answers say "observations_not_kept" until a write succeeds again
-                note_failure(writer.root, exc, f"an observation of {kind} {key}")
+                note_failure(writer.root, exc, what)
             finally:
                 self.queue.task_done()
 

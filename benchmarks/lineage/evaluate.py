@@ -50,8 +50,8 @@ async def _ask(client: Any, args: dict[str, Any]) -> tuple[dict[str, Any], float
 def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = print) -> list[Outcome]:
     from fastmcp import Client
 
+    from mcp_bridge.context import flush_all_observations
     from mcp_bridge.server import build_server
-    from mcp_bridge.toolsets.lineage.values import flush_profiles
 
     server = build_server(platform.settings)
     outcomes: list[Outcome] = []
@@ -70,7 +70,9 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
                 try:
                     body, ms = await _ask(client, s.start)
                 finally:
-                    flush_profiles()  # what the call read is in the store before the platform is put back
+                    flush_all_observations(
+                        30
+                    )  # what the call read is in the store before the platform is put back
                     _safe(s.revert)
                 outcomes.append(_score(platform.name, s, body, ms))
                 o = outcomes[-1]

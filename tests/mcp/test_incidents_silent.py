@@ -16,8 +16,8 @@ import pytest
 
 from benchmarks.lineage.platform import Platform
 from benchmarks.lineage.scenarios import SILENT, generate
+from mcp_bridge.context import flush_all_observations
 from mcp_bridge.server import build_server
-from mcp_bridge.toolsets.lineage.values import flush_profiles
 from tests.helpers import call_tool, call_tools
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -44,7 +44,7 @@ def test_each_silent_incident_is_named_where_it_began(kind: str, platform: Platf
     try:
         ok, body = call_tool(server, "lineage_explain_incident", scenario.start)
     finally:
-        flush_profiles()
+        flush_all_observations(30)
         scenario.revert()
     assert ok, body
     assert body["symptom"]["status"] == "ok", body["symptom"]  # builds green: nothing failed
@@ -79,7 +79,7 @@ def test_what_changed_lists_the_value_changes(platform: Platform, server) -> Non
             ],
         )
     finally:
-        flush_profiles()
+        flush_all_observations(30)
         scenario.revert()
     assert ok and ok2, (body, changed)
     events = [e for e in changed["events"] if e["kind"] == "value_change"]

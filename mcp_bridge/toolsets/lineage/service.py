@@ -22,7 +22,6 @@ from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.dbt.inputs import as_result
 from mcp_bridge.toolsets.lineage.live import OBSERVATION_REUSE_SECONDS, LiveProber
 from mcp_bridge.toolsets.lineage.records import LineageStore, topology_of
-from mcp_bridge.toolsets.lineage.values import record_profiles
 
 
 class LineageService:
@@ -230,7 +229,9 @@ class LineageService:
         """What was read now updates the shared picture (written in the background): after the answer is
         built, so the answer's own history never holds what this very call observed. Stamped with the moment
         of the read, so the next answer dates a change exactly as this one did."""
-        record_profiles(self.ctx.settings, [c.profile for c in values if c.profile is not None], tool)
+        for found in values:  # kept after the answer, on the observations' background writer
+            if found.profile is not None:
+                self.ctx.keep_profile(found.profile, source=tool)
         for found in observed:
             self.ctx.observe(
                 found.kind, found.key, found.state, source=tool, asset=found.asset, observed_at=read_at

@@ -11,8 +11,6 @@ stored profile is not probed: there is nothing to compare it with.
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -115,55 +113,3 @@ def baseline(reader: Any, hop: RelationHop, since: float | None, now: float) -> 
         return None
     before = [o for o in history if o.observed_at <= since]
     return RelationProfile.from_state((before[-1] if before else history[0]).state)
-
-
-# --- recording what the probes read, after the answer -----------------------------------------------------------
-class _ProfileRecorder:
-    """One background thread writes the live profiles into the store (the answer does not wait for it)."""
-
-    def __init__(self) -> None:
-        self.queue: queue.Queue[Any] = queue.Queue()
-        self.thread = threading.Thread(target=self._run, name="lineage-profiles", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        from ade_platform.store import StoreWriter
-        from ade_platform.store.profiles import record_profile
-
-        while True:
-            settings, profile, tool = self.queue.get()
-            try:
-                writer = StoreWriter(settings.store_root, retention=settings.store.retention)
-                record_profile(writer, profile, tool)
-            except Exception as exc:  # a profile not kept is the next call's loss, never this answer's
-                code = getattr(exc, "code", None) or type(exc).__name__
-                log.warning(
-                    "profile_unrecorded: the live profile of %s was not kept (%s)", profile.relation, code
-                )
-            finally:
-                self.queue.task_done()
-
-
-_recorder: _ProfileRecorder | None = None
-_lock = threading.Lock()
-
-
-def record_profiles(settings: Settings, profiles: list[Any], tool: str) -> None:
-    global _recorder
-    if not profiles:
-        return
-    with _lock:
-        if _recorder is None:
-            _recorder = _ProfileRecorder()
-    for profile in profiles:
-        _recorder.queue.put((settings, profile, tool))
-
-
-def flush_profiles(timeout: float = 30.0) -> bool:
-    """Wait until the live profiles queued so far are in the store (tests and benchmarks)."""
-    if _recorder is None:
-        return True
-    deadline = time.time() + timeout
-    while _recorder.queue.unfinished_tasks and time.time() < deadline:
-        time.sleep(0.02)
-    return not _recorder.queue.unfinished_tasks
