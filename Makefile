@@ -70,10 +70,10 @@ demo-full: setup orchestrators  ## the demo, plus Airflow 3 and Prefect 3 on loo
 	$(PY) -m ade_platform.emulators.demo --full -- $(VENV)/bin/ade dev --materialize
 
 test: setup  ## the default test suite (everything but the few tests marked slow)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 test-slow: setup orchestrators oidc-provider  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI, sign-in against a real OpenID provider
-	$(PY) -m pytest -q -m slow
+	$(PY) -m pytest -q -m slow --durations=15
 
 bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck $(TOOLS)/snowfakery-mcp/bin/snowfakery-mcp  ## performance figures (benchmarks/README.md)
 	@# The project is installed editable: uv compiles only site-packages, so compile our own modules too, or

@@ -4,7 +4,8 @@ committed or only saved) and builds it from a terminal; a loader deletes, rewrit
 rows and the models are run again (`dbt run`, no tests: green). The controls change what ordinary days change:
 new rows appended by the loader, a refactor that keeps every value.
 
-The start an agent is handed is the changed relation or one below it (a model, its table, a tile); the cause a
+The start an agent is handed is the changed relation or one below it (a model, its table, a tile) whose values
+visibly changed (chosen once the change is made, with plain SQL of its own); the cause a
 correct answer ranks first is on the node where the change began: `logic_change` on the edited model,
 `source_data_change` on the source. After each scenario the platform is put back and profiled again (as the
 profile asset does after the next build), so the next scenario's baseline is a healthy profile.
@@ -130,6 +131,86 @@ def _start_below(cat: Catalog, rng: random.Random, node: str, itself: bool) -> s
     return rng.choice(below) if below else None
 
 
+def _relation_read(cat: Catalog, node_id: str) -> tuple[str, list[str] | None] | None:
+    """(db-less relation, the columns a person sees there: None for all) of a start candidate."""
+    node = cat.nodes[node_id]
+    if node.get("kind") == "tile":
+        for tile, table, cols in cat.tiles():
+            if tile == node_id:
+                return cat.short(table), cols
+        return None
+    rel = str(node.get("relation") or (node.get("name") if node.get("system") == "warehouse" else "") or "")
+    short = ".".join(rel.split(".")[-2:]).lower()
+    return (short, None) if short in cat.columns else None
+
+
+def _looks(cat: Catalog, short: str, columns: list[str] | None) -> dict[str, float]:
+    """What a person reading a relation notices, as numbers: its rows, each column's null share, the share of each
+    value of a low-cardinality text column, a numeric column's mean. Computed here in plain SQL (not with the
+    product's profiles) so that the symptom an agent is handed is chosen independently of what it will answer."""
+    rows = float(cat.p.sql(f"select count(*) from {short}")[0][0][0] or 0)
+    out = {"rows": rows}
+    for column, dtype in cat.columns.get(short, {}).items():
+        if column.startswith("_") or (columns is not None and column not in columns):
+            continue
+        nulls = cat.p.sql(f'select count(*) from {short} where "{column}" is null')[0][0][0]
+        out[f"{column}:nulls"] = 100.0 * nulls / rows if rows else 0.0
+        base = dtype.split("(")[0].upper()
+        if base in ("DECIMAL", "DOUBLE", "INTEGER", "BIGINT", "FLOAT") and not column.endswith("id"):
+            mean = cat.p.sql(f'select avg("{column}") from {short}')[0][0][0]
+            out[f"{column}:mean"] = float(mean) if mean is not None else 0.0
+        elif "CHAR" in base or "TEXT" in base:
+            values = _values(cat, short, column)
+            if len(values) <= 12:
+                for value, n in values:
+                    out[f"{column}={value}"] = 100.0 * n / rows if rows else 0.0
+    return out
+
+
+def _visible_change(before: dict[str, float], after: dict[str, float]) -> float:
+    """How plainly two looks differ, 0 (not at all) and up; >= 1 is what anyone would notice: rows moved 10%, a
+    null share or a value's share 5 points, a mean 25%."""
+    score = 0.0
+    for key in before.keys() | after.keys():
+        a, b = before.get(key, 0.0), after.get(key, 0.0)
+        if key == "rows":
+            score = max(score, abs(b - a) / max(a, 1.0) / 0.10)
+        elif key.endswith(":mean"):
+            score = max(score, abs(b - a) / max(abs(a), 1e-9) / 0.25)
+        else:
+            score = max(score, abs(b - a) / 5.0)
+    return score
+
+
+class _ChangedStart:
+    """The start an agent is handed for a silent incident: among the healthy models, tables and tiles below the
+    change (and the changed relation itself, when `itself`), one whose values visibly changed. An agent is called
+    in by a number that looks wrong; a relation the change never reached (a column aggregated away, a tile that
+    does not show it) is no symptom. Chosen after the change is made; `start` is filled in place."""
+
+    def __init__(self, cat: Catalog, rng: random.Random, node: str, itself: bool):
+        self.cat, self.rng = cat, rng
+        below = [n for n in cat.downstream(node, {"model", "table", "tile"}) if n not in cat.unhealthy][:8]
+        self.candidates = [
+            (n, r) for n in below + ([node] if itself else []) if (r := _relation_read(cat, n))
+        ]
+        self.start: dict[str, Any] = {}
+        self._before: dict[str, dict[str, float]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.candidates)
+
+    def before(self) -> None:
+        self._before = {n: _looks(self.cat, *r) for n, r in self.candidates}
+
+    def choose(self) -> None:
+        seen = [(_visible_change(self._before[n], _looks(self.cat, *r)), n) for n, r in self.candidates]
+        plain = [n for score, n in seen if score >= 1.0]
+        chosen = self.rng.choice(plain) if plain else max(seen)[1]
+        self.start.clear()
+        self.start.update(self.cat.start_of(chosen))
+
+
 def _finish(cat: Catalog) -> None:
     """What the team's next green build and the profile asset leave: the run published, the target folder
     cleared, every relation profiled again (the next scenario's baseline)."""
@@ -214,15 +295,17 @@ def _logic(
     path = cat.p.project / cat.model_path(model)
     original = path.read_text()
     name = str(cat.nodes[model]["name"])
-    start = _start_below(cat, rng, model, itself=True)
-    if start is None:
+    start = _ChangedStart(cat, rng, model, itself=True)
+    if not start:
         return None
 
     def apply() -> None:
+        start.before()
         path.write_text(wrap.replace("{sql}", original.rstrip()))
         if commit:
             cat.p.git("commit", "-qam", f"Change the logic of {name} ({tag})")
         _run(cat, f"{name}+", "the edited model")
+        start.choose()
 
     def revert() -> None:
         path.write_text(original)
@@ -231,7 +314,7 @@ def _logic(
         _run(cat, f"{name}+", "the restored model")
         _finish(cat)
 
-    return Scenario(kind, what, cat.start_of(start), Expected("logic_change", model, column), apply, revert)
+    return Scenario(kind, what, start.start, Expected("logic_change", model, column), apply, revert)
 
 
 # --- source data changes --------------------------------------------------------------------------------------
@@ -302,15 +385,21 @@ def source_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
         statement = f'insert into {short} select * replace ({fresh}) from {short} where "{key}" % {share} = 0'
         said = f"{top[1] // share} new rows appended"
     backup = f'"{short.split(".")[0]}"."ade_eval_{short.split(".")[1]}_{tag}"'
-    start = _start_below(cat, rng, source, itself=False)
-    if start is None:
+    control = kind in SILENT_CONTROLS
+    changed = None if control else _ChangedStart(cat, rng, source, itself=False)
+    plain = _start_below(cat, rng, source, itself=False) if control else None
+    if not (changed or plain):
         return None
 
     selector = "source:" + ".".join(str(node["unique_id"]).split(".")[-2:]) + "+"
 
     def apply() -> None:
+        if changed:
+            changed.before()
         cat.p.sql(f"create table {backup} as select * from {short}", statement)
         _run(cat, selector, "after the load")
+        if changed:
+            changed.choose()
 
     def revert() -> None:
         cat.p.sql(
@@ -319,8 +408,9 @@ def source_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Sc
         _run(cat, selector, "after the restore")
         _finish(cat)
 
-    expected = None if kind in SILENT_CONTROLS else Expected("source_data_change", source, column)
-    return Scenario(kind, f"source {short}: {said}; dbt run", cat.start_of(start), expected, apply, revert)
+    expected = None if control else Expected("source_data_change", source, column)
+    start = changed.start if changed else cat.start_of(plain)  # type: ignore[arg-type]
+    return Scenario(kind, f"source {short}: {said}; dbt run", start, expected, apply, revert)
 
 
 def silent_scenario(cat: Catalog, rng: random.Random, kind: str, tag: str) -> Scenario | None:
