@@ -118,10 +118,12 @@ def _score(platform: str, s: Scenario, body: dict[str, Any], ms: float) -> Outco
 
 
 def table(outcomes: list[Outcome]) -> str:
-    """By kind: top-1, top-3, calls, p50, and false alarms (a confident verdict on a healthy control, or a
-    confident verdict whose first cause is not the expected one)."""
+    """By kind: top-1, sure (first and said with confidence: what an agent can act on), top-3, calls, p50, and
+    false alarms (a confident verdict on a healthy control, or a confident verdict whose first cause is not the
+    expected one)."""
     lines = [
-        f"{'kind':<28} {'n':>3} {'top-1':>7} {'top-3':>7} {'calls':>6} {'p50 ms':>8} {'false alarms':>13}",
+        f"{'kind':<28} {'n':>3} {'top-1':>7} {'sure':>6} {'top-3':>7} {'calls':>6} {'p50 ms':>8} "
+        f"{'false alarms':>13}",
     ]
     incidents = [o for o in outcomes if o.kind not in CONTROLS]
 
@@ -131,11 +133,17 @@ def table(outcomes: list[Outcome]) -> str:
     def line(label: str, rows: list[Outcome]) -> str:
         p50 = statistics.median(o.ms for o in rows)
         if all(o.kind in CONTROLS for o in rows):
-            return f"{label:<28} {len(rows):>3} {'-':>7} {'-':>7} {1:>6} {p50:>8.0f} {alarms(rows):>13}"
+            return (
+                f"{label:<28} {len(rows):>3} {'-':>7} {'-':>6} {'-':>7} {1:>6} {p50:>8.0f} {alarms(rows):>13}"
+            )
         top1 = sum(o.rank == 1 for o in rows) / len(rows)
+        sure = sum(o.rank == 1 and o.confident for o in rows) / len(rows)
         top3 = sum(o.rank is not None and o.rank <= 3 for o in rows) / len(rows)
         calls = statistics.mean(o.calls for o in rows)
-        return f"{label:<28} {len(rows):>3} {top1:>7.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f} {alarms(rows):>13}"
+        return (
+            f"{label:<28} {len(rows):>3} {top1:>7.0%} {sure:>6.0%} {top3:>7.0%} {calls:>6.1f} {p50:>8.0f} "
+            f"{alarms(rows):>13}"
+        )
 
     for kind in KINDS:
         rows = [o for o in outcomes if o.kind == kind]
