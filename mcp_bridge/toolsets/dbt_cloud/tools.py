@@ -50,16 +50,14 @@ class DbtCloudTools:
             list[Annotated[str, Field(min_length=1, max_length=MAX_STEP_CHARS)]] | None,
             Field(
                 max_length=MAX_STEPS,
-                description="dbt commands replacing the job's steps, e.g. ['dbt run -s x+']: build, run, test, "
-                "seed, snapshot, compile, source freshness or docs generate with selection and behaviour options "
-                "(--select/-s, --exclude, --selector, --resource-type, --fail-fast, --defer, --state, "
-                "--favor-state, --threads, --warn-error); anything else is refused. An agent's override run "
-                "never feeds the dbt tools' manifest, run results or freshness.",
+                description="dbt commands replacing the job's steps (['dbt run -s x+']): build, run, test, seed, "
+                "snapshot, compile, source freshness, docs generate, with selection and behaviour flags; anything "
+                "else is refused.",
             ),
         ] = None,
     ) -> TriggerAnswer:
-        """Trigger a dbt Cloud job run and return its run id at once (follow it with dbtcloud_poll_run). Allow-
-        listed jobs only; recorded as an audited run."""
+        """Trigger a dbt Cloud job run and return its run id at once (follow it with dbtcloud_poll_run).
+        Allow-listed jobs only; recorded as an audited run."""
         return await self.service.trigger(job_id, cause, steps_override)
 
     @tool(READ_ONLY_OPEN_WORLD)

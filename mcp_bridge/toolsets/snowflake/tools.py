@@ -267,7 +267,7 @@ class SnowflakeTools:
         cause: Cause = None,
     ) -> DdlResult:
         """Run one Snowflake CREATE, ALTER, DROP, UNDROP or COMMENT statement as an audited run; no rows come
-        back. Allow-listed kinds only: grants, users, roles, integrations, policies, DML and CREATE ... AS
+        back. Allow-listed kinds only; grants, users, roles, integrations, policies, DML and CREATE ... AS
         SELECT are refused."""
         return self.rt.execute_ddl(ddl, connection, cause)
 
