@@ -33,10 +33,12 @@ _REF = re.compile(r'"\$ref": "(#/\$defs/[^"]+)"')
 _DATA = frozenset({"default", "enum", "const", "examples", "required"})
 # Keywords whose value maps names to schemas (a property named "title" is kept).
 _NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+# Not advertised in input schemas: the tools' pydantic models enforce them (see the module's docstring).
+_LENGTH_BOUNDS = frozenset({"maxLength", "minLength"})
 
 
 def published_input(schema: dict[str, Any]) -> dict[str, Any]:
-    return _without_length_bounds(compact(_optional_without_null(_inlined(schema))))
+    return compact(_optional_without_null(_inlined(schema)), drop=_LENGTH_BOUNDS)
 
 
 def published_output(schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -45,23 +47,24 @@ def published_output(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     return _inline_single_use(compact(schema))
 
 
-def compact(schema: Any) -> Any:
+def compact(schema: Any, drop: frozenset[str] = frozenset()) -> Any:
+    """The schema without pydantic's bookkeeping, and without the keywords in `drop`."""
     if isinstance(schema, list):
-        return [compact(item) for item in schema]
+        return [compact(item, drop) for item in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "title" or (key == "additionalProperties" and value is True):
+        if key == "title" or key in drop or (key == "additionalProperties" and value is True):
             continue
         if key == "default" and value is None:
             continue
         if key in _DATA:
             out[key] = value
         elif key in _NAMED and isinstance(value, dict):
-            out[key] = {name: compact(sub) for name, sub in value.items()}
+            out[key] = {name: compact(sub, drop) for name, sub in value.items()}
         else:
-            out[key] = compact(value)
+            out[key] = compact(value, drop)
     return _types_union(_nullable(out))
 
 
@@ -128,24 +131,6 @@ def _drop_null(prop: dict[str, Any]) -> dict[str, Any]:
         # the parameter's own keywords (its description) win over the option's
         return {**rest[0], **outer} if isinstance(rest[0], dict) else prop
     return prop
-
-
-def _without_length_bounds(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_without_length_bounds(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("maxLength", "minLength"):
-            continue
-        if key in _DATA:
-            out[key] = value
-        elif key in _NAMED and isinstance(value, dict):
-            out[key] = {name: _without_length_bounds(sub) for name, sub in value.items()}
-        else:
-            out[key] = _without_length_bounds(value)
-    return out
 
 
 def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
