@@ -32,7 +32,7 @@ DagId = Annotated[
 
 # Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
 PARAMETERS = {
-    "backend": "Which orchestrator: airflow, prefect, or dagster (this platform's own instance).",
+    "backend": "dagster means this platform's own instance.",
     "run_id, task_id": (
         "The run's id; the task id (Airflow), task run name or id (Prefect) or step key (Dagster)."
     ),

@@ -65,8 +65,7 @@ PARAMETERS = {
         "this or recipe_text."
     ),
     "recipe_text": "Recipe YAML text; relative include_file and dataset paths resolve from the workspace root.",
-    "options": "Recipe options, like --option name value.",
-    "plugin_options": "Plugin options, like --plugin-option name value.",
+    "options, plugin_options": "As --option name value and --plugin-option name value.",
 }
 Reps = Annotated[int | None, Field(ge=1, description="Repetitions (not with target_number).")]
 TargetArg = Annotated[

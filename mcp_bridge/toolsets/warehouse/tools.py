@@ -44,10 +44,7 @@ WarehouseName = Annotated[
 
 # Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
 PARAMETERS = {
-    "warehouse": (
-        "A configured warehouse name (or its type: duckdb, snowflake, bigquery); default: the first "
-        "configured warehouse."
-    ),
+    "warehouse": "A configured warehouse's name or type (duckdb, snowflake, bigquery); default: the first.",
 }
 TableName = Annotated[
     str,
