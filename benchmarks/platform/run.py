@@ -146,10 +146,12 @@ def cold_start(home: Path, repeats: int) -> None:
     )
 
 
-def context_cost(home: Path) -> None:
-    """What the gateway's tools/list (every toolset on) costs a host: model-facing size and output schemas."""
-    import json
+# The model-facing budget of issue 35: names + descriptions + input schemas of every tool, all toolsets on.
+MODEL_FACING_TARGET = 40_000  # characters, ~10,000 tokens at chars/4
 
+
+def all_toolsets_listing(home: Path) -> tuple[list[dict], str]:
+    """The tools/list of the gateway with every toolset on, as a host receives it, and its instructions."""
     from fastmcp import Client
 
     from ade_platform.config import load_settings
@@ -163,28 +165,44 @@ def context_cost(home: Path) -> None:
             result = await client.session.list_tools()
         return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in result.tools]
 
-    tools = asyncio.run(listing())
+    return asyncio.run(listing()), server.instructions or ""
 
-    def size(value: object) -> int:  # as sent on the wire: compact JSON
+
+def listing_sizes(tools: list[dict]) -> dict[str, int]:
+    """Characters of each part of a tools/list, schemas as sent on the wire (compact JSON)."""
+    import json
+
+    def size(value: object) -> int:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
-    names = sum(len(t["name"]) for t in tools)
-    descriptions = sum(len(t.get("description") or "") for t in tools)
-    inputs = sum(size(t["inputSchema"]) for t in tools)
-    outputs = sum(size(t["outputSchema"]) for t in tools if t.get("outputSchema"))
-    instructions = len(server.instructions or "")
-    model_facing = names + descriptions + inputs
-    print(f"tools/list of ade mcp, all {len(settings.mcp.toolsets)} toolsets on: {len(tools)} tools")
+    sizes = {
+        "names": sum(len(t["name"]) for t in tools),
+        "descriptions": sum(len(t.get("description") or "") for t in tools),
+        "inputs": sum(size(t["inputSchema"]) for t in tools),
+        "outputs": sum(size(t["outputSchema"]) for t in tools if t.get("outputSchema")),
+        "whole": size({"tools": tools}),
+    }
+    sizes["model_facing"] = sizes["names"] + sizes["descriptions"] + sizes["inputs"]
+    return sizes
+
+
+def context_cost(home: Path) -> None:
+    """What the gateway's tools/list (every toolset on) costs a host: model-facing size and output schemas."""
+    tools, instructions = all_toolsets_listing(home)
+    sizes = listing_sizes(tools)
+    model_facing = sizes["model_facing"]
+    print(f"tools/list of ade mcp, all toolsets on: {len(tools)} tools")
     print(
-        f"    model-facing (names {names / 1000:.1f} + descriptions {descriptions / 1000:.1f} + input schemas "
-        f"{inputs / 1000:.1f} kB): {model_facing / 1000:.1f} kB, ~{model_facing // 4:,} tokens "
-        "(chars/4; target 10,000)"
+        f"    model-facing (names {sizes['names'] / 1000:.1f} + descriptions {sizes['descriptions'] / 1000:.1f} "
+        f"+ input schemas {sizes['inputs'] / 1000:.1f} kB): {model_facing / 1000:.1f} kB, "
+        f"~{model_facing // 4:,} tokens (chars/4; target {MODEL_FACING_TARGET // 4:,})"
     )
     print(
-        f"    gateway instructions (sent once, at initialize): {instructions / 1000:.1f} kB, ~{instructions // 4:,} tokens"
+        f"    gateway instructions (sent once, at initialize): {len(instructions) / 1000:.1f} kB, "
+        f"~{len(instructions) // 4:,} tokens"
     )
-    print(f"    output schemas: {outputs / 1000:.1f} kB (target: half of 225 kB, 112.5 kB)")
-    print(f"    whole tools/list result: {size({'tools': tools}) / 1000:.1f} kB")
+    print(f"    output schemas: {sizes['outputs'] / 1000:.1f} kB (target: half of 225 kB, 112.5 kB)")
+    print(f"    whole tools/list result: {sizes['whole'] / 1000:.1f} kB")
 
 
 def machine_speed() -> float:

@@ -130,7 +130,7 @@ def new_toolset(
 
 def shared_parameters(parameters: dict[str, str], toolset: str | None = None) -> str:
     where = f"{toolset} tools" if toolset else "Tools"
-    return f"{where} share these parameters: " + "; ".join(f"{k}: {v}" for k, v in parameters.items())
+    return f"{where} share these parameters: " + " ".join(f"{k}: {v}" for k, v in parameters.items())
 
 
 # ---- a toolset package's tools: methods of one class, marked where they are defined ------------------------

@@ -121,3 +121,29 @@ def test_input_schemas_are_inlined_and_keep_their_defaults() -> None:
     assert "$ref" not in str(after) and "$defs" not in after
     assert "default" not in after["properties"]["limit"]
     assert after["properties"]["mode"]["default"] == "full"
+
+
+def test_the_advertised_input_drops_length_bounds_and_the_null_of_a_parameter_left_out() -> None:
+    from fastmcp.tools.function_tool import FunctionTool
+
+    def fn(
+        name: Annotated[str, Field(min_length=1, max_length=9)],
+        must_say: Annotated[str | None, Field(max_length=9)],
+        note: Annotated[str | None, Field(max_length=9)] = None,
+        kind: Literal["a", "b"] | None = None,
+        mode: Literal["full", "summary"] | None = "full",
+        value: str | int | bool | None = None,
+        count: Annotated[int | None, Field(ge=1)] = None,
+    ) -> None:
+        return None
+
+    after = published_input(FunctionTool.from_function(fn).parameters)
+    props = after["properties"]
+    assert props["name"] == {"type": "string"}
+    assert props["must_say"] == {"type": ["string", "null"]}, "required: null is a value the caller must send"
+    assert props["note"] == {"type": "string"}
+    assert props["kind"] == {"enum": ["a", "b"], "type": "string"}
+    assert "null" in str(props["mode"]), "a default that is not null: null is a different choice"
+    assert props["value"] == {"type": ["string", "integer", "boolean"]}
+    assert props["count"] == {"minimum": 1, "type": "integer"}
+    assert after["required"] == ["name", "must_say"]

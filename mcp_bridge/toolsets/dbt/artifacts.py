@@ -8,7 +8,7 @@ and ADE_HOME) and default to the latest snapshot in the store.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
@@ -41,40 +41,22 @@ INSTRUCTIONS = (
 )
 
 
-NodeId = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=512,
-        description="dbt unique_id, e.g. model.jaffle_shop.orders or source.jaffle_shop.raw.customers "
-        "(an unambiguous model name is accepted too)",
+# Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
+PARAMETERS = {
+    "node_id": "A dbt unique_id (model.shop.orders, source.shop.raw.customers) or an unambiguous model name.",
+    "model_name": "A dbt model name (orders) or its unique_id.",
+    "run_results_path, manifest_path, catalog_path, sources_path": (
+        "That artifact file (in the dbt project, its target path or ADE_HOME); default: the latest snapshot."
     ),
-]
-ModelName = Annotated[
-    str,
-    Field(min_length=1, max_length=512, description="The dbt model name, e.g. orders (or its unique_id)."),
-]
-
-
-def _path(kind: str) -> Any:
-    return Annotated[
-        str | None,
-        Field(
-            max_length=4096,
-            description=f"Path to {kind} (inside the dbt project, the target path or ADE_HOME); "
-            "default: the latest snapshot in the store.",
-        ),
-    ]
-
-
-RunResultsPath = _path("run_results.json")
-ManifestPath = _path("manifest.json")
-CatalogPath = _path("catalog.json")
-SourcesPath = _path("sources.json")
+}
+NodeId = Annotated[str, Field(min_length=1, max_length=512)]
+ModelName = Annotated[str, Field(min_length=1, max_length=512)]
+ArtifactPath = Annotated[str | None, Field(max_length=4096)]
+RunResultsPath = ManifestPath = CatalogPath = SourcesPath = ArtifactPath
 
 
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("dbt-artifacts", INSTRUCTIONS, DbtArtifactTools(ctx))
+    return new_toolset("dbt-artifacts", INSTRUCTIONS, DbtArtifactTools(ctx), parameters=PARAMETERS)
 
 
 class DbtArtifactTools:
@@ -96,22 +78,16 @@ class DbtArtifactTools:
         node_id: NodeId,
         direction: Annotated[
             Literal["upstream", "downstream"],
-            Field(description="upstream: what this node depends on; downstream: what depends on it."),
+            Field(description="upstream: what it depends on; downstream: what depends on it."),
         ],
-        depth: Annotated[
-            int | None, Field(ge=0, le=10_000, description="Hops to traverse; null = the whole tree.")
-        ] = None,
+        depth: Annotated[int | None, Field(ge=0, le=10_000, description="Hops; default: all.")] = None,
         limit: GraphLimit = None,
         cursor: Cursor = None,
         detail: Detail = "full",
     ) -> ToolResult:
-        """Dependency graph of a dbt node, upstream or downstream, to a depth.
-
-        Nodes carry resource_type, name, schema, materialization and their hop distance; edges point from
-        the dependency to its dependent. Exposures are included. Nodes are paged nearest first (limit, cursor
-        -> next_cursor; docs/PAGING.md), default page the server's node limit (500); total_nodes counts the
-        whole graph. detail=summary answers only `summary` (nodes per depth and per kind) with empty lists.
-        """
+        """Upstream or downstream dependency graph of a dbt model, source or other node, to a depth. Nodes carry
+        hop distance and kind; edges run from dependency to dependent. Paged, nearest first; detail=summary
+        gives counts only."""
         snapshot, index = self.inputs.index()
         root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
@@ -133,13 +109,8 @@ class DbtArtifactTools:
     def dbt_get_blast_radius(
         self, node_id: NodeId, limit: GraphLimit = None, cursor: Cursor = None
     ) -> ToolResult:
-        """Everything downstream that a failure, schema change or drop of this node would affect.
-
-        The spec's list is under `affected`: models, snapshots, exposures, metrics and tests (seeds
-        excluded) with hops_from_source and has_downstream_dependents (some non-test node depends on it),
-        nearest first; total_affected counts them all. Paged (limit, cursor -> next_cursor; docs/PAGING.md),
-        default page the server's node limit.
-        """
+        """What breaks downstream if a dbt node fails, changes schema or is dropped: models, snapshots,
+        exposures, metrics and tests, nearest first. Paged list `affected`."""
         snapshot, index = self.inputs.index()
         root = self.inputs.resolve(snapshot, index, node_id)
         views = derive(snapshot, "graph_views", lambda _s: lineage.graph_views(index))
@@ -159,13 +130,8 @@ class DbtArtifactTools:
         cursor: Cursor = None,
         name_pattern: NamePattern = None,
     ) -> ToolResult:
-        """All dbt tests on a model: generic (not_null, unique, accepted_values, relationships, package
-        tests) and singular, with column, severity and config (the test's arguments).
-
-        The spec's list is under `tests`, paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern
-        filters on test_name. Includes relationships tests defined on other models that point at this one. An
-        empty `tests` list is an answer (the model is untested), not an error.
-        """
+        """The dbt tests on a model (generic and singular, with relationships tests pointing at it): column,
+        severity, arguments. Paged list `tests`; an empty list means untested."""
         snapshot, index = self.inputs.index()
         uid = self.inputs.resolve(snapshot, index, model_name, code="model_not_found")
         named = paging.name_matcher(name_pattern)
@@ -184,14 +150,8 @@ class DbtArtifactTools:
     def dbt_get_failed_models(
         self, run_results_path: RunResultsPath = None, limit: Limit = None, cursor: Cursor = None
     ) -> ToolResult:
-        """What failed in the last dbt run (models, tests, seeds, snapshots), what was skipped because of
-        it (with `upstream_failure`, the nearest failed ancestor), what warned, and totals. The three lists
-        are paged together (limit items of each per page, one cursor; docs/PAGING.md).
-
-        `invocation` is what dbt's own log says: this run's outcome and error (`this_run: true`), or a newer
-        invocation outside ADE whose results are not here (`this_run: false`): one that failed before writing
-        any (`status: parse_error`, e.g. a Jinja error or a missing ref), or is still running; the answer is
-        then `stale` with the reason."""
+        """What failed, was skipped or warned in the last dbt run, with totals and each skip's failed ancestor.
+        `invocation` flags a newer dbt run outside ADE (a parse error, one still running). Paged."""
         snapshot = self.inputs.artifact("run-results", run_results_path)
         index_snap, index = self.inputs.optional_index()
         key = f"failed:{index_snap.version if index_snap else '-'}"
@@ -224,14 +184,8 @@ class DbtArtifactTools:
         run_results_path: RunResultsPath = None,
         manifest_path: ManifestPath = None,
     ) -> ToolResult:
-        """Models expected to run (by name, glob or unique_id) that are absent from run_results.json: a
-        --select that was too narrow, a tag exclusion, a selector that silently dropped nodes.
-
-        Returns {"patterns": [...]}: the spec's list under the key `patterns`, one entry per pattern with
-        expected_match_count (models in the manifest), actual_match_count (of those, in the run results),
-        missing_models, severity ok | warning, and reason: not_in_run_results | no_match (the pattern or
-        name matches no model in the manifest: severity warning, missing_models names the pattern) | null.
-        """
+        """dbt models expected to run (names, globs, unique_ids) but missing from run_results.json: a too-narrow
+        --select, an exclusion, a selector that dropped them. One entry per pattern in `patterns`."""
         for pattern in expected_patterns:
             try:
                 results.check_glob(pattern)
@@ -257,16 +211,11 @@ class DbtArtifactTools:
         model_name: ModelName,
         source: Annotated[
             Literal["manifest", "catalog"],
-            Field(
-                description="manifest: columns declared in YAML; catalog: columns observed in the warehouse."
-            ),
+            Field(description="manifest: declared; catalog: observed in the warehouse."),
         ],
     ) -> ToolResult:
-        """Columns of a model (or seed, snapshot, source): declared in the manifest or observed in the
-        catalog (last `dbt docs generate`), with types, comments and positions. Diff the two for drift.
-        With source=catalog, a live read of the relation made since the catalog (warehouse_get_schema,
-        warehouse_detect_schema_drift, any agent's) takes its place: columns_observed_at and
-        provenance.observations say so."""
+        """Columns of a dbt model, seed, snapshot or source with types and comments, as declared (manifest) or
+        observed (catalog). With source=catalog, newer live reads take its place; compare both for drift."""
         snapshot, index = self.inputs.index()
         uid = self.inputs.resolve(snapshot, index, model_name, code="model_not_found")
         if source == "manifest":
@@ -287,16 +236,13 @@ class DbtArtifactTools:
         catalog_path: CatalogPath = None,
         extra_patterns: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=300)]] | None,
-            Field(max_length=50, description="Extra column-name regexes to treat as PII (risk medium)."),
+            Field(max_length=50, description="More column-name regexes (risk medium)."),
         ] = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> ToolResult:
-        """Columns whose names look personal (email, phone, ssn, date_of_birth, names, address, zip,
-        ip_address, payment cards, passport, driver_license, plus configured patterns), from the manifest
-        and the catalog, with has_pii_tag, has_masking_policy and risk_level (high: direct identifiers;
-        medium: quasi-identifiers; low: context, or masked). Riskiest and untagged first. Never reads data.
-        The spec's list is under `findings`, paged (limit, cursor -> next_cursor; docs/PAGING.md)."""
+        """dbt columns whose names look like personal data (email, phone, name, address, ...) with PII tag,
+        masking policy and risk level, riskiest first. Never reads data. Paged list `findings`."""
         patterns = self.pii_patterns
         if extra_patterns:
             try:
@@ -332,10 +278,8 @@ class DbtArtifactTools:
         ] = None,
         name_pattern: NamePattern = None,
     ) -> ToolResult:
-        """Per-source freshness from sources.json (`dbt source freshness`): status (pass, warn, error,
-        runtime error), max_loaded_at, snapshotted_at, age_seconds and the warn/error thresholds in seconds.
-        Worst first. Paged (limit, cursor -> next_cursor; docs/PAGING.md); state filters on status,
-        name_pattern on table_name; total counts the sources that pass the filters."""
+        """Freshness of each dbt source from sources.json (`dbt source freshness`): status, max_loaded_at, age
+        and thresholds, worst first. Paged; state filters on status."""
         snapshot = self.inputs.artifact("sources", sources_path)
         index_snap, index = self.inputs.optional_index()
         key = f"freshness:{index_snap.version if index_snap else '-'}"
@@ -352,19 +296,13 @@ class DbtArtifactTools:
     def dbt_find_select_star(
         self,
         manifest_path: ManifestPath = None,
-        final_only: Annotated[
-            bool, Field(description="Only models whose outermost SELECT has a star (skip CTE-internal ones).")
-        ] = False,
+        final_only: Annotated[bool, Field(description="Only stars in the outermost SELECT.")] = False,
         limit: Limit = None,
         cursor: Cursor = None,
         name_pattern: NamePattern = None,
     ) -> ToolResult:
-        """Models that select `*`, found on the SQL syntax tree. Each star has a scope: final (the
-        outermost query), cte (an import CTE such as `select * from {{ source(...) }}`) or subquery.
-        propagates_upstream_columns says whether the model's output columns are whatever an upstream
-        relation has (the schema-drift risk); those come first. Uses compiled SQL when an artifact has it,
-        else the raw SQL with Jinja approximated (sql_source says which). The spec's list is under `models`,
-        paged (limit, cursor -> next_cursor; docs/PAGING.md); name_pattern filters on the model name."""
+        """dbt models that SELECT *, where the star is (final query, CTE, subquery) and whether it passes
+        upstream columns through (the schema-drift risk, listed first). Paged list `models`."""
         manifest = self.inputs.artifact("manifest", manifest_path)
         stored = None if manifest_path else self.inputs.select_star_report(manifest)
         if stored is not None:  # scanned by the Dagster asset from these very inputs: no parse here
@@ -393,14 +331,10 @@ class DbtArtifactTools:
     def dbt_get_column_lineage(
         self,
         node_id: NodeId,
-        column_name: Annotated[
-            str, Field(min_length=1, max_length=256, description="A column of that model.")
-        ],
+        column_name: Annotated[str, Field(min_length=1, max_length=256)],
     ) -> ToolResult:
-        """The upstream columns (node and column) one column of a model is computed from, traced with
-        sqlglot over the model's SQL qualified with its parents' catalog columns (so SELECT * expands).
-        transformation is direct (renamed or passed through) or derived (an expression). When it cannot be
-        traced the answer says resolved: false and why."""
+        """The upstream columns one column of a dbt model is computed from, direct or derived, traced with
+        sqlglot. resolved: false says why when it cannot be traced."""
         snapshot, index = self.inputs.index()
         uid = self.inputs.resolve(snapshot, index, node_id)
         catalog_snap = self.inputs.optional("catalog", None)

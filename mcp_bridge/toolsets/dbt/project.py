@@ -51,7 +51,7 @@ ModelName = Annotated[
         min_length=1,
         max_length=256,
         pattern=r"^[A-Za-z0-9_.\-]+$",
-        description="The dbt model name without .sql, e.g. stg_orders (a unique_id works too).",
+        description="Model name (no .sql) or unique_id.",
     ),
 ]
 Filter = Annotated[str | None, Field(max_length=256)]
@@ -188,15 +188,12 @@ class DbtProjectTools:
         compiled: Annotated[
             bool,
             Field(
-                description="true: the compiled SQL (refs resolved; needs dbt compile/run/build); "
-                "false: the authored SQL from the models folder.",
+                description="true: compiled; false: as authored.",
             ),
         ] = False,
     ) -> ToolResult:
-        """The SQL of a dbt model: raw (as authored, with Jinja) or compiled (ref() and source() resolved).
-        `file_path` is the file read, or for compiled SQL taken from the manifest (`compiled_source`:
-        manifest) the compiled path dbt recorded there. model_not_found when there is no such model;
-        compiled_not_found when it was never compiled."""
+        """The SQL of a dbt model: raw as authored (with Jinja) or compiled (refs resolved; needs a dbt compile,
+        run or build)."""
         path, rec, uid = self._locate(model_name)
         real = pf.confine(path, [self._root()])
         if compiled:
@@ -227,14 +224,12 @@ class DbtProjectTools:
             Field(
                 min_length=1,
                 max_length=1024,
-                description="YAML file relative to the project root, e.g. models/staging/schema.yml.",
+                description="Relative to the project root: models/staging/schema.yml.",
             ),
         ],
     ) -> ToolResult:
-        """A schema YAML file of the project (models, columns, tests, sources as written), parsed. Values that
-        hold credentials or keys come back as *** (`redactions`: count and key paths); credential stores
-        (profiles.yml, .env, *.pem, *.key, credentials*/secrets* files, anything under .dbt/) are refused with
-        path_not_allowed."""
+        """A dbt schema YAML file (models, columns, tests, sources as written), parsed, credential values
+        redacted. Credential files (profiles.yml, .env, keys) are refused."""
         project_root = self._root()
         real = pf.confine(schema_path, [project_root], project_root)
         return _file_answer(real, pf.read_yaml(real, schema_path), self.ctx.scrubber())
@@ -242,19 +237,15 @@ class DbtProjectTools:
     @tool(READ_ONLY, answer=ModelListAnswer)
     def fs_list_models(
         self,
-        tag: Annotated[Filter, Field(description="Only models with this dbt tag, e.g. finance.")] = None,
-        schema: Annotated[Filter, Field(description="Only models built into this schema.")] = None,
-        materialization: Annotated[
-            Filter, Field(description="Only this materialization: table, view, incremental, ephemeral, ...")
-        ] = None,
+        tag: Filter = None,
+        schema: Filter = None,
+        materialization: Annotated[Filter, Field(description="table, view, incremental, ...")] = None,
         name_pattern: NamePattern = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> ToolResult:
-        """The project's models with file path, schema, materialization, tags and description, filtered by
-        tag, schema, materialization and/or name_pattern (from the manifest; from the files when none was
-        materialized). The spec's list is under `models`, paged (limit, cursor -> next_cursor;
-        docs/PAGING.md)."""
+        """The dbt project's models with path, schema, materialization, tags and description, filtered by tag,
+        schema, materialization or name. Paged list `models`."""
         named = paging.name_matcher(name_pattern)
         query = ("fs_list_models", tag, schema, materialization, name_pattern)
         snapshot, index = self.inputs.optional_index()
@@ -291,8 +282,8 @@ class DbtProjectTools:
 
     @tool(READ_ONLY, answer=ProjectConfigAnswer)
     def fs_read_project_config(self) -> ToolResult:
-        """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs (materializations, schemas,
-        tags). Jinja such as env_var() is returned as written, never rendered."""
+        """dbt_project.yml, parsed: paths, vars, hooks and per-folder configs. Jinja such as env_var() is
+        returned as written, never rendered."""
         project_root = self._root()
         config = pf.project_config(project_root)
         return _file_answer(project_root / "dbt_project.yml", config, self.ctx.scrubber())
@@ -305,17 +296,14 @@ class DbtProjectTools:
             Field(
                 min_length=1,
                 max_length=300,
-                description="A model name for ref() targets (stg_orders), or source_name.table_name for "
-                "source() targets (raw.orders).",
+                description="A model (stg_orders) or source_name.table_name (raw.orders).",
             ),
         ],
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> ToolResult:
-        """Model files whose raw SQL calls ref('<name>') or source('<source>', '<table>'), one entry per
-        occurrence with its line number. Works on the files (useful when the manifest is stale); misses
-        references generated by macros. The spec's list is under `references`, paged (limit, cursor ->
-        next_cursor; docs/PAGING.md); a cursor is refused once the files changed."""
+        """dbt model files whose raw SQL calls ref() or source() on a model or source, one entry per line. Reads
+        the files (works when the manifest is stale; misses macro-made refs). Paged list `references`."""
         found = pf.find_references(self._root(), source_or_model, self.cache)
         version = paging.live_version(found, key=lambda r: (r["file_path"], r["line_number"]))
         query = ("fs_find_models_referencing", source_or_model)

@@ -29,13 +29,8 @@ Cursor = Annotated[str | None, Field(min_length=1, max_length=512)]
 NamePattern = Annotated[str | None, Field(min_length=1, max_length=256)]
 Since = Annotated[str | None, Field(min_length=2, max_length=40)]
 Until = Annotated[str | None, Field(min_length=2, max_length=40)]
-Detail = Annotated[
-    Literal["full", "summary"],
-    Field(
-        description="full: the graph (nodes and edges); summary: only counts per depth and per kind, to size "
-        "the graph before asking for it."
-    ),
-]
+# graph tools: full (nodes and edges) or summary (only counts per depth and kind); their descriptions say so
+Detail = Literal["full", "summary"]
 
 
 class Paged(OpenShape):

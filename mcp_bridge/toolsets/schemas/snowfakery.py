@@ -330,35 +330,32 @@ class DraftAnswer(OpenShape):
 
 # -- inputs ---------------------------------------------------------------------------------------------------
 class TargetNumber(BaseModel):
-    """Run until `table` holds at least `count` rows."""
+    # run until `table` (an object name or nickname) holds at least `count` rows
 
-    table: str = Field(min_length=1, max_length=256, description="Table (object) name or nickname.")
-    count: int = Field(ge=1, description="Rows wanted in that table.")
+    table: str = Field(min_length=1, max_length=256)
+    count: int = Field(ge=1)
 
 
 class ReportedLocation(BaseModel):
-    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
-    line: int | None = Field(default=None, ge=1, description="1-based line.")
+    filename: str | None = Field(default=None, max_length=1000)
+    line: int | None = Field(default=None, ge=1)
 
 
 class ReportedProblem(BaseModel):
-    """One error as validate_recipe / run_recipe return it."""
+    # one error as validate_recipe / run_recipe return it
 
-    kind: str | None = Field(default=None, max_length=100, description="Error kind, e.g. DataGenValueError.")
-    message: str | None = Field(default=None, max_length=5000, description="The error message.")
-    filename: str | None = Field(default=None, max_length=1000, description="File the error names.")
-    line: int | None = Field(default=None, ge=1, description="1-based line.")
+    kind: str | None = Field(default=None, max_length=100)
+    message: str | None = Field(default=None, max_length=5000)
+    filename: str | None = Field(default=None, max_length=1000)
+    line: int | None = Field(default=None, ge=1)
 
 
 class ReportedError(ReportedProblem):
-    """An error object as the snowfakery tools return it (`kind`, `message` or `detail`, `location`,
-    `errors`); any subset will do."""
+    # an error object as the snowfakery tools return it; any subset will do
 
-    detail: str | None = Field(default=None, max_length=5000, description="The error's detail text.")
-    location: ReportedLocation | None = Field(default=None, description="{filename, line}.")
-    errors: list[ReportedProblem] | None = Field(
-        default=None, max_length=50, description="The individual errors, when there are several."
-    )
+    detail: str | None = Field(default=None, max_length=5000)
+    location: ReportedLocation | None = None
+    errors: list[ReportedProblem] | None = Field(default=None, max_length=50)
 
     def problems(self) -> list[dict[str, Any]]:
         if self.errors:

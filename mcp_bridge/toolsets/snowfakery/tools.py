@@ -65,13 +65,12 @@ PARAMETERS = {
         "this or recipe_text."
     ),
     "recipe_text": "Recipe YAML text; relative include_file and dataset paths resolve from the workspace root.",
-    "options": "Recipe options, like --option name value.",
-    "plugin_options": "Plugin options, like --plugin-option name value.",
+    "options, plugin_options": "As --option name value and --plugin-option name value.",
 }
-Reps = Annotated[
-    int | None, Field(ge=1, description="Repeat the recipe this many times (exclusive with target_number).")
+Reps = Annotated[int | None, Field(ge=1, description="Repetitions (not with target_number).")]
+TargetArg = Annotated[
+    TargetNumber | None, Field(description="Run until table has count rows (not with reps).")
 ]
-TargetArg = Annotated[TargetNumber | None, Field(description="Stopping criterion (exclusive with reps).")]
 
 
 class SnowfakeryTools:
@@ -81,29 +80,21 @@ class SnowfakeryTools:
 
     @tool(READ_ONLY)
     def list_capabilities(self) -> Capabilities:
-        """Snowfakery version, supported output formats, language features and this server's limits.
-
-        Limits: max_reps, max_target_count, max_rows, timeout_seconds, output caps; whether database
-        URLs and network access are allowed; the plugin allow-list; where docs/examples/schema come from.
-        """
+        """Snowfakery version, output formats, language features and this server's limits (reps, rows, time,
+        plugins, database URLs)."""
         with self.services.scrubbed() as service:
             return service.capabilities()
 
     @tool(READ_ONLY)
     def list_examples(
         self,
-        prefix: Annotated[
-            str | None, Field(max_length=200, description="Only names starting with this.")
-        ] = None,
+        prefix: Annotated[str | None, Field(max_length=200)] = None,
         name_pattern: NamePattern = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> ExampleList:
-        """Example recipes (one per language feature, or the configured docs folder's examples).
-
-        Each has a name, a short description from its first comment block, and its resource URI. Paged
-        (limit, cursor -> next_cursor; docs/PAGING.md); prefix and name_pattern filter on the name.
-        """
+        """Snowfakery example recipes, one per language feature, with a short description and resource URI.
+        Paged; prefix and name_pattern filter on the name."""
         with self.services.scrubbed() as service:
             examples = service.content.examples(prefix)
             answer = {
@@ -120,15 +111,10 @@ class SnowfakeryTools:
     @tool(READ_ONLY)
     def get_example(
         self,
-        name: Annotated[
-            str, Field(min_length=1, max_length=300, description="Example name from list_examples.")
-        ],
+        name: Annotated[str, Field(min_length=1, max_length=300, description="From list_examples.")],
     ) -> ExampleAnswer:
-        """The text of one example recipe, with where it comes from.
-
-        Run it as is with run_recipe(recipe_path="snowfakery://examples/<name>") so that its include
-        files and datasets resolve.
-        """
+        """The text of one Snowfakery example recipe. Run it as
+        run_recipe(recipe_path="snowfakery://examples/<name>") so its includes resolve."""
         with self.services.scrubbed() as service:
             example = service.content.example(name)
             if example is None:
@@ -146,7 +132,7 @@ class SnowfakeryTools:
 
     @tool(READ_ONLY)
     def get_schema(self) -> SchemaAnswer:
-        """The recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
+        """The Snowfakery recipe JSON Schema (also the resource snowfakery://schema/recipe-jsonschema)."""
         with self.services.scrubbed() as service:
             return {
                 "schema": service.content.schema,
@@ -157,12 +143,11 @@ class SnowfakeryTools:
     @tool(READ_ONLY)
     def search_docs(
         self,
-        query: Annotated[str, Field(min_length=1, max_length=500, description="Words to look for.")],
-        limit: Annotated[int, Field(ge=1, le=20, description="Most results to return (per page).")] = 5,
+        query: Annotated[str, Field(min_length=1, max_length=500)],
+        limit: Annotated[int, Field(ge=1, le=20)] = 5,
         cursor: Cursor = None,
     ) -> DocSearch:
-        """Ranked snippets of the Snowfakery docs, each with its doc path, heading trail, line and URI.
-        Paged: the best 100 hits, limit per page (cursor -> next_cursor; docs/PAGING.md)."""
+        """Search the Snowfakery docs: ranked snippets with doc path, heading and URI. Paged."""
         with self.services.scrubbed() as service:
             hits = service.content.search(query, SEARCH_HITS)
         version = paging.live_version(hits, key=lambda h: (h["doc"], h["line"]))
@@ -179,19 +164,14 @@ class SnowfakeryTools:
         recipe_text: RecipeText = None,
         strict_mode: Annotated[
             bool,
-            Field(description="Run Snowfakery's semantic validator (CLI --strict-mode); false: parse only."),
+            Field(description="false: parse only."),
         ] = True,
-        schema_validate: Annotated[
-            bool, Field(description="Also check the JSON schema (findings are warnings).")
-        ] = True,
+        schema_validate: Annotated[bool, Field(description="Also check the JSON schema (warnings).")] = True,
         options: Options = None,
         plugin_options: PluginOptions = None,
     ) -> Validation:
-        """Validate a recipe without generating data (parity with `snowfakery --validate-only --strict-mode`).
-
-        Returns valid, errors [{kind, message, filename, line}] and warnings. Also reports recipes the
-        server refuses to run (plugins outside the allow-list, features that need a Salesforce org).
-        """
+        """Validate a Snowfakery recipe without generating data (like --validate-only --strict-mode). Returns
+        errors with file and line, warnings, and features the server refuses to run."""
         with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             return service.validate(
@@ -204,13 +184,8 @@ class SnowfakeryTools:
 
     @tool(READ_ONLY)
     def analyze_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> Analysis:
-        """What a recipe will generate, from its YAML alone (nothing runs).
-
-        tables (fields, nicknames, counts, parents), relationships (reference, random_reference, friend,
-        inline_object), uses_random_reference, options_declared, plugins_declared (allowed or not),
-        macros, includes and estimated_risk flags (very_high_count, multiplying_counts, dynamic_count,
-        dataset_sized, include problems), each with filename and line.
-        """
+        """What a Snowfakery recipe will generate, from its YAML alone: tables, fields, counts, relationships,
+        plugins, includes and risk flags. Nothing runs."""
         with self.services.scrubbed() as service:
             return service.analyze(service.source(recipe_path, recipe_text))
 
@@ -223,76 +198,64 @@ class SnowfakeryTools:
         plugin_options: PluginOptions = None,
         reps: Reps = None,
         target_number: TargetArg = None,
-        output_format: Annotated[
-            OutputFormat, Field(description="Output format; csv writes a folder.")
-        ] = "txt",
+        output_format: Annotated[OutputFormat, Field(description="csv writes a folder.")] = "txt",
         capture_output: Annotated[
-            bool, Field(description="Return the output inline (capped; the full output is a resource).")
+            bool, Field(description="Inline, capped; the whole output is a resource.")
         ] = True,
         output_file_path: Annotated[
-            str | None, Field(max_length=1000, description="Also copy the output to this workspace file.")
+            str | None, Field(max_length=1000, description="A workspace file.")
         ] = None,
         output_folder_path: Annotated[
             str | None,
-            Field(max_length=1000, description="csv only: copy the CSV files to this workspace folder."),
+            Field(max_length=1000, description="csv: a workspace folder."),
         ] = None,
         continuation_file_path: Annotated[
             str | None,
             Field(
                 max_length=1000,
-                description="Continue from this continuation file (workspace path or snowfakery://runs/<id>/continuation.yml).",
+                description="Workspace path or snowfakery://runs/<id>/continuation.yml.",
             ),
         ] = None,
         generate_continuation_file_path: Annotated[
             str | None,
-            Field(max_length=1000, description="Write a continuation file to this workspace path."),
+            Field(max_length=1000, description="A workspace path."),
         ] = None,
         generate_continuation: Annotated[
-            bool, Field(description="Keep a continuation file as the run resource continuation.yml.")
+            bool, Field(description="As the run resource continuation.yml.")
         ] = False,
-        validate_only: Annotated[bool, Field(description="Only validate (same as validate_recipe).")] = False,
-        strict_mode: Annotated[
-            bool, Field(description="Validate before generating (CLI --strict-mode).")
-        ] = True,
-        seed: Annotated[int | None, Field(description="Seed for reproducible random values.")] = None,
+        validate_only: bool = False,
+        strict_mode: Annotated[bool, Field(description="CLI --strict-mode.")] = True,
+        seed: int | None = None,
         dburl: Annotated[
             str | None,
-            Field(
-                max_length=2000, description="Write to a database URL (disabled unless the server allows it)."
-            ),
+            Field(max_length=2000, description="Write to a database (if the server allows)."),
         ] = None,
-        overwrite: Annotated[bool, Field(description="Replace existing workspace files.")] = False,
+        overwrite: bool = False,
         update_input_file: Annotated[
             str | None,
             Field(
                 max_length=1000,
-                description="Update mode (CLI --update-input-file): a workspace CSV; the recipe (one object "
-                "template, no count) runs once per input row, its fields reading ${{input.<column>}}.",
+                description="A workspace CSV: the recipe (one object, no count) runs once per row, reading "
+                "${{input.<column>}}.",
             ),
         ] = None,
         update_passthrough_fields: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=256)]] | None,
             Field(
                 max_length=200,
-                description="Update mode: input columns copied to the output unchanged "
-                "(CLI --update-passthrough-fields).",
+                description="Input columns copied unchanged.",
             ),
         ] = None,
         timeout_seconds: Annotated[
-            float | None, Field(gt=0, description="Stop the run earlier than the server's timeout.")
+            float | None, Field(gt=0, description="Below the server's timeout.")
         ] = None,
         cause: Annotated[
-            str | None, Field(max_length=500, description="Why this run is needed (kept in the audit trail).")
+            str | None, Field(max_length=500, description="Why (kept in the audit trail).")
         ] = None,
     ) -> RunAnswer:
-        """Run a recipe in the sandbox and capture its output (a live, audited Dagster run).
-
-        Returns run_id, summary (row_counts per table, reps, tables, dependencies), stdout_text (capped,
-        with truncated), messages, warnings and resources (snowfakery://runs/<run_id>/...). Files asked
-        for in the workspace are written only after the run succeeded. Update mode (update_input_file, a
-        workspace CSV) runs the recipe once per input row. Limits: reps <= max_reps,
-        target_number.count <= max_target_count, rows, file size and time are capped.
-        """
+        """Generate data from a Snowfakery recipe in the sandbox (live, audited) and return a summary, the
+        output (capped) and resource URIs. Give reps or target_number, not both; workspace files are written
+        only after success."""
         from ade_platform.lib.snowfakery.runs import RunParams, prepare_run
         from ade_platform.lib.snowfakery.runs import run_recipe as execute
 
@@ -354,18 +317,13 @@ class SnowfakeryTools:
         self,
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
-        format: Annotated[
-            DiagramFormat, Field(description="dot (always), or svg/png/... (need Graphviz).")
-        ] = "dot",
+        format: Annotated[DiagramFormat, Field(description="Not dot: needs Graphviz.")] = "dot",
         options: Options = None,
         plugin_options: PluginOptions = None,
         reps: Reps = None,
     ) -> DiagramAnswer:
-        """Render the rows of a small run (kept as an audited run) as a Graphviz diagram; its resource URI.
-
-        dot and svg come back inline too (capped). svg/png/... need Graphviz's `dot` on the server
-        (error graphviz_missing otherwise).
-        """
+        """Render a Snowfakery recipe's rows as a Graphviz diagram (a small audited run) and return its resource
+        URI; dot and svg also inline. svg, png and the like need Graphviz on the server."""
         from ade_platform.lib.snowfakery.runs import RunParams
 
         with self.services.scrubbed() as service:
@@ -394,15 +352,13 @@ class SnowfakeryTools:
         recipe_path: RecipePath = None,
         recipe_text: RecipeText = None,
         load_declarations_paths: Annotated[
-            list[str] | None, Field(description="Workspace paths of CumulusCI load declaration files.")
+            list[str] | None, Field(description="Workspace paths of CumulusCI load declarations.")
         ] = None,
         options: Options = None,
         plugin_options: PluginOptions = None,
     ) -> MappingAnswer:
-        """A CumulusCI mapping file for a recipe (like --generate-cci-mapping-file): one run, one repetition.
-
-        Returns mapping_yaml (capped, with truncated) and mapping_uri, the full file (an audited run's).
-        """
+        """A CumulusCI mapping file for a Snowfakery recipe (like --generate-cci-mapping-file), from one audited
+        run of one repetition."""
         from ade_platform.lib.snowfakery.runs import RunParams
 
         with self.services.scrubbed() as service:
@@ -427,10 +383,8 @@ class SnowfakeryTools:
 
     @tool(READ_ONLY)
     def format_recipe(self, recipe_path: RecipePath = None, recipe_text: RecipeText = None) -> FormatAnswer:
-        """Re-indent a recipe in one stable style, keeping comments; the data it describes never changes.
-
-        Returns formatted_text and changed (nothing is written; notes say why a recipe was left as is).
-        """
+        """Re-indent a Snowfakery recipe in one stable style, keeping comments; the data it describes never
+        changes. Nothing is written."""
         with self.services.scrubbed() as service:
             return service.format(service.source(recipe_path, recipe_text))
 
@@ -442,21 +396,15 @@ class SnowfakeryTools:
         error: Annotated[
             ReportedError | str | None,
             Field(
-                description="The error validate_recipe or run_recipe returned (the error object, or its "
-                "message); default: the recipe's own validation errors."
+                description="What validate_recipe or run_recipe returned (object or message); default: "
+                "the validation errors."
             ),
         ] = None,
         options: Options = None,
         plugin_options: PluginOptions = None,
     ) -> ErrorExplanations:
-        """Why a recipe fails and the smallest change that fixes it (the spec's debugging step).
-
-        Validates the recipe (as validate_recipe does; nothing is generated). For each error, plus the
-        `error` passed in when validation does not reproduce it (a run-time error), returns
-        failing_construct, location (filename, line), the rule it breaks and `fix` {description, line,
-        before, after}: the edit to make. Derived from Snowfakery's own error metadata and the recipe
-        schema; no model is consulted.
-        """
+        """Why a Snowfakery recipe fails and the smallest edit that fixes it: per error, the construct,
+        location, rule broken and a before/after fix. Nothing is generated; no model is used."""
         with self.services.scrubbed() as service:
             source = service.source(recipe_path, recipe_text)
             if isinstance(error, str):
@@ -488,13 +436,8 @@ class SnowfakeryTools:
         ] = None,
         max_rounds: Annotated[int, Field(ge=1, le=5, description="Drafts to ask for at most.")] = 3,
     ) -> DraftAnswer:
-        """Draft a recipe with the client's model (MCP sampling); the server validates each draft and sends the
-        explain_errors findings back until one is valid or max_rounds is reached.
-
-        Returns valid, recipe_text (the last draft) and rounds [{round, valid, recipe_text, errors}]. Nothing
-        runs: drafts are only validated. Needs a client that supports sampling (session-based MCP); otherwise
-        error sampling_unavailable: use the author_recipe prompt.
-        """
+        """Draft a Snowfakery recipe from a description with the client's model (MCP sampling), validating each
+        draft until one is valid. Nothing runs. Without sampling, use the author_recipe prompt."""
         from mcp_bridge.toolsets.snowfakery.drafting import draft_recipe
 
         return await draft_recipe(self.services, ctx, description, target_schema, max_rounds)

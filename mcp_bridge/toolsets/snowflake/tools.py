@@ -32,7 +32,7 @@ Connection = Annotated[
     str | None,
     Field(max_length=255),
 ]
-Query = Annotated[str, Field(min_length=1, max_length=100_000, description="One SQL statement.")]
+Query = Annotated[str, Field(min_length=1, max_length=100_000)]
 Database = Annotated[str | None, Field(max_length=255)]
 Schema = Annotated[str | None, Field(max_length=255)]
 ObjectName = Annotated[
@@ -46,13 +46,10 @@ ObjectName = Annotated[
 # Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
 PARAMETERS = {
     "connection": "Connection name from the snow CLI config; default: the configured one.",
-    "database": "Database; default: the connection's.",
-    "schema": "Schema; default: the connection's.",
+    "database, schema": "Default: the connection's.",
     "objectName": "Object name, optionally qualified (DB.SCHEMA.NAME); functions/procedures as NAME(ARG_TYPES).",
 }
-Cause = Annotated[
-    str | None, Field(max_length=500, description="Why the agent runs this (recorded in the audit trail).")
-]
+Cause = Annotated[str | None, Field(max_length=500, description="Why (kept in the audit trail).")]
 
 
 class SnowflakeTools:
@@ -61,17 +58,9 @@ class SnowflakeTools:
 
     @tool(READ_ONLY_OPEN_WORLD)
     def execute_sql(self, query: Query, connection: Connection = None) -> QueryAnswer:
-        """Run one SQL statement through the metadata-only proxy.
-
-        METADATA (SHOW, DESCRIBE, allow-listed INFORMATION_SCHEMA / ACCOUNT_USAGE views, GET_DDL) returns
-        rows, minus rows naming excluded objects. SCALAR (COUNT / COUNT_IF / APPROX_COUNT_DISTINCT over one
-        table, null tests only) returns the values. DATA returns `columns` (name, type, null_percentage),
-        `row_count` and, for VARIANT columns, `variant_interfaces` (TypeScript: keys and types, never values);
-        statistics and types are withheld (null) when the query shape could answer a predicate. Writes,
-        batches and excluded objects are refused before anything runs; so is anything reaching an earlier
-        statement's result or a session variable (LAST_QUERY_ID, RESULT_SCAN, DESCRIBE RESULT, $var):
-        SESSION_STATE_REFUSED, since each call stands alone.
-        """
+        """Run one Snowflake SQL statement through the metadata-only proxy: metadata queries return rows, data
+        queries only columns, types and null shares. Never values; writes are refused; each call stands alone
+        (no RESULT_SCAN, $variables)."""
         _, proxy = self.rt.services(connection)
         return self.rt.audited("execute_sql", {"query": query}, connection, lambda: proxy.execute_sql(query))
 
@@ -80,12 +69,10 @@ class SnowflakeTools:
         self,
         query: Query,
         connection: Connection = None,
-        limit: Annotated[int, Field(ge=1, le=100_000, description="Max rows to return.")] = 100,
+        limit: Annotated[int, Field(ge=1, le=100_000)] = 100,
     ) -> ScalarAnswer:
-        """Run a metadata or counting query and return its values (at most `limit` rows, capped by
-        guardrail.maxScalarRows). A statement that would return row values is reclassified (the spec's
-        QUERY_CLASSIFIED): the answer is the redacted, schema-only response of execute_sql with
-        `reclassified: true`, `error: "QUERY_CLASSIFIED"` and `code: "E1002"`, never the values."""
+        """Run a Snowflake metadata or counting query (COUNT, COUNT_IF, APPROX_COUNT_DISTINCT) and return its
+        values. A query that would return row values gets execute_sql's schema-only answer instead."""
         _, proxy = self.rt.services(connection)
         return self.rt.audited(
             "execute_scalar",
@@ -97,20 +84,16 @@ class SnowflakeTools:
     @tool(READ_ONLY_OPEN_WORLD)
     def list_objects(
         self,
-        objectType: Annotated[ObjectType, Field(description="Kind of object to list.")],
+        objectType: ObjectType,
         database: Database = None,
         schema: Schema = None,
-        like: Annotated[
-            str | None, Field(max_length=255, description="SQL LIKE pattern on the name.")
-        ] = None,
+        like: Annotated[str | None, Field(max_length=255, description="SQL LIKE pattern.")] = None,
         connection: Connection = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> ObjectList:
-        """List objects of a type (`snow object list`, or SHOW for kinds the CLI lacks), scoped to a database
-        or schema. `objects` lists them as Snowflake's SHOW rows (with `count`, `truncated`); excluded objects
-        and people's details are removed. Paged (limit, cursor -> next_cursor; docs/PAGING.md); `like` is the
-        name filter."""
+        """List Snowflake objects of a type in a database or schema (SHOW rows), excluded objects removed.
+        Paged; like filters on the name."""
         service, _ = self.rt.services(connection)
         answer = self.rt.audited(
             "list_objects",
@@ -127,14 +110,14 @@ class SnowflakeTools:
     @tool(READ_ONLY_OPEN_WORLD)
     def describe_object(
         self,
-        objectType: Annotated[ObjectType, Field(description="Kind of object.")],
+        objectType: ObjectType,
         objectName: ObjectName,
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
     ) -> ObjectDescription:
-        """Detailed metadata of one object (`snow object describe`) as `metadata` rows: columns with types,
-        nullability, defaults and comments for tables and views; properties for other kinds."""
+        """Detailed metadata of one Snowflake object: columns with types, nullability, defaults and comments for
+        tables and views; properties for other kinds."""
         service, _ = self.rt.services(connection)
         return self.rt.audited(
             "describe_object",
@@ -152,10 +135,8 @@ class SnowflakeTools:
         schema: Schema = None,
         connection: Connection = None,
     ) -> ToolResult:
-        """The DDL that recreates an object (GET_DDL), as the text content of the answer (SQL, ready for a
-        .sql file); the structured content carries `ddl`, `source` and `note`. Where GET_DDL is unavailable
-        the DDL is rebuilt from INFORMATION_SCHEMA: `source` says which (`get_ddl` | `information_schema`)
-        and `note` explains."""
+        """The DDL that recreates a Snowflake object, ready for a .sql file (GET_DDL, else rebuilt from
+        INFORMATION_SCHEMA; `source` says which)."""
         service, _ = self.rt.services(connection)
         body = self.rt.audited(
             "get_ddl",
@@ -169,24 +150,18 @@ class SnowflakeTools:
     def get_lineage(
         self,
         objectName: ObjectName,
-        objectType: Annotated[Literal["table", "view"], Field(description="table or view.")],
+        objectType: Literal["table", "view"],
         database: Database = None,
         schema: Schema = None,
-        direction: Annotated[
-            Literal["upstream", "downstream", "both"], Field(description="Which side to traverse.")
-        ] = "both",
+        direction: Literal["upstream", "downstream", "both"] = "both",
         connection: Connection = None,
-        depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; null = all.")] = None,
+        depth: Annotated[int | None, Field(ge=1, le=100, description="Hops; default: all.")] = None,
         limit: GraphLimit = None,
         cursor: Cursor = None,
         detail: Detail = "full",
     ) -> LineageAnswer:
-        """Upstream/downstream dependencies of a table or view (OBJECT_DEPENDENCIES; where unavailable,
-        sqlglot over view definitions - `source` and `note` say so). `lineage` lists the edges as
-        OBJECT_DEPENDENCIES rows (REFERENCED_* / REFERENCING_*, as the spec returns them); `nodes` carry hop
-        distance and side, `edges` the same edges as from/to names. Nodes are paged nearest first, each page
-        with its edges (limit, cursor -> next_cursor; docs/PAGING.md); detail=summary answers only `summary`
-        (nodes per distance and per type) with empty lists."""
+        """Upstream and downstream dependencies of a Snowflake table or view (OBJECT_DEPENDENCIES, else sqlglot
+        over view definitions). Paged, nearest first; detail=summary gives counts only."""
         service, _ = self.rt.services(connection)
         answer = self.rt.audited(
             "get_lineage",
@@ -203,19 +178,15 @@ class SnowflakeTools:
     def get_dependencies(
         self,
         objectName: ObjectName,
-        objectType: Annotated[
-            Literal["view", "materialized_view", "function", "procedure"],
-            Field(description="Kind of object."),
-        ],
+        objectType: Literal["view", "materialized_view", "function", "procedure"],
         database: Database = None,
         schema: Schema = None,
         connection: Connection = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> DependenciesAnswer:
-        """The objects a view, materialized view, function or procedure reads directly: `dependencies` items
-        carry REFERENCE_OBJECT_NAME / REFERENCE_OBJECT_TYPE (the spec's columns) next to name/type. Paged
-        (limit, cursor -> next_cursor; docs/PAGING.md)."""
+        """The objects a Snowflake view, function or procedure reads directly (REFERENCE_OBJECT_NAME /
+        REFERENCE_OBJECT_TYPE). Paged."""
         service, _ = self.rt.services(connection)
         answer = self.rt.audited(
             "get_dependencies",
@@ -236,33 +207,28 @@ class SnowflakeTools:
             str | None,
             Field(
                 max_length=4096,
-                description="Repository root: the configured sync root or a folder inside it; "
-                "default: snowflake.sync.target_dir.",
+                description="The sync root or a folder in it; default: snowflake.sync.target_dir.",
             ),
         ] = None,
-        includeDatabases: Annotated[bool, Field(description="Write src/{DB}/_database.sql.")] = True,
-        includeSchemas: Annotated[bool, Field(description="Write src/{DB}/{SCHEMA}/_schema.sql.")] = True,
-        includeTables: Annotated[bool, Field(description="Write tables/{T}.sql.")] = True,
-        includeViews: Annotated[bool, Field(description="Write views/{V}.sql.")] = True,
-        includeFunctions: Annotated[bool, Field(description="Write functions/{F}.sql.")] = False,
-        includeProcedures: Annotated[bool, Field(description="Write procedures/{P}.sql.")] = False,
-        includeStages: Annotated[bool, Field(description="Write stages/{S}.sql.")] = False,
-        includeTasks: Annotated[bool, Field(description="Write tasks/{T}.sql.")] = False,
+        includeDatabases: bool = True,
+        includeSchemas: bool = True,
+        includeTables: bool = True,
+        includeViews: bool = True,
+        includeFunctions: bool = False,
+        includeProcedures: bool = False,
+        includeStages: bool = False,
+        includeTasks: bool = False,
         databases: Annotated[
             list[str] | None,
             Field(
                 max_length=100,
-                description="Only these databases; default: the configured list, "
-                "else every visible database.",
+                description="Default: the configured list, else all.",
             ),
         ] = None,
         cause: Cause = None,
     ) -> SyncAnswer:
-        """Build the local DDL repository: src/{DB}/{SCHEMA}/tables|views|functions/{NAME}.sql, _database.sql,
-        _schema.sql and .object-repository.json (sha256 per object). Excluded objects are never written.
-        Runs as an audited Dagster run; syncing into the configured root also refreshes the store's
-        repository snapshot (which extends exclusion checks through views). Answers the spec's `synced` and
-        `results` [{type, name, path, status}], with `written` / `unchanged` / `removed` counts."""
+        """Write Snowflake DDL to the local repository (src/{DB}/{SCHEMA}/<kind>/{NAME}.sql and an index of
+        hashes); excluded objects are never written. Rewrites files; an audited run."""
         includes = {
             "include_databases": includeDatabases,
             "include_schemas": includeSchemas,
@@ -278,43 +244,31 @@ class SnowflakeTools:
     @tool(READ_ONLY_OPEN_WORLD)
     def check_staleness(
         self,
-        objectName: Annotated[
-            str, Field(min_length=1, max_length=1000, description="Object name (DB.SCHEMA.NAME).")
-        ],
-        objectType: Annotated[
-            str, Field(max_length=40, description="table, view, schema, database, function, ...")
-        ],
+        objectName: Annotated[str, Field(min_length=1, max_length=1000, description="DB.SCHEMA.NAME")],
+        objectType: Annotated[str, Field(max_length=40, description="table, view, schema, ...")],
         localPath: Annotated[
             str | None,
             Field(
                 max_length=4096,
-                description="The synced .sql file (relative to the repository root); default: "
-                "the file the repository index records for the object.",
+                description="The synced .sql file; default: the one the index records.",
             ),
         ] = None,
         connection: Connection = None,
     ) -> StalenessAnswer:
-        """Compare a synced DDL file with the object's current DDL: `isStale` when their hashes differ
-        (`localHash`, `remoteHash` and the DDL `source` are returned too)."""
+        """Whether a synced DDL file differs from the Snowflake object's current DDL (isStale, with both
+        hashes)."""
         return self.rt.staleness(objectName, objectType, localPath, connection)
 
     @tool(DESTRUCTIVE)
     def execute_ddl(
         self,
-        ddl: Annotated[
-            str, Field(min_length=1, max_length=100_000, description="CREATE/ALTER/DROP statement")
-        ],
+        ddl: Annotated[str, Field(min_length=1, max_length=100_000)],
         connection: Connection = None,
         cause: Cause = None,
     ) -> DdlResult:
-        """Run one CREATE / ALTER / DROP / UNDROP / COMMENT statement as an audited Dagster run. No row data is
-        returned. Kinds are an allow-list (tables, views, schemas, databases, sequences, file formats, tags,
-        streams, internal stages; tasks, alerts, procedures and SQL functions whose bodies are checked as
-        statements): integrations, users, roles, grants, shares, policies, stages with URLs and task resumes are
-        DDL_KIND_REFUSED; bodies running EXECUTE IMMEDIATE, CALL, EXECUTE TASK or unloads, or in another language,
-        are DDL_BODY_REFUSED. Refused too: excluded objects, DML, procedures/scripts, unloads, temporary objects
-        and anything reading an earlier result (SESSION_STATE_REFUSED), and (unless
-        guardrail.allowDdlWithQueries) CREATE ... AS SELECT."""
+        """Run one Snowflake CREATE, ALTER, DROP, UNDROP or COMMENT statement as an audited run; no rows come
+        back. Allow-listed kinds only; grants, users, roles, integrations, policies, DML and CREATE ... AS
+        SELECT are refused."""
         return self.rt.execute_ddl(ddl, connection, cause)
 
 

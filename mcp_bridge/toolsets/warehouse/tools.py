@@ -34,7 +34,7 @@ from mcp_bridge.toolsets.warehouse.service import WarehouseService, split, table
 MASK = "<masked>"  # as bi_run_look masks
 HISTORY_ROWS = paging.MAX_LIMIT  # the newest queries read per call, paged
 MAX_SCHEMA_COLUMNS = 5000  # columns per page of a whole schema
-Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only SQL query.")]
+Sql = Annotated[str, Field(min_length=1, max_length=100_000, description="One read-only query.")]
 WarehouseName = Annotated[
     str | None,
     Field(
@@ -44,14 +44,11 @@ WarehouseName = Annotated[
 
 # Parameters several tools take: described once, in the instructions (new_toolset), not in each input schema.
 PARAMETERS = {
-    "warehouse": (
-        "A configured warehouse name (or its type: duckdb, snowflake, bigquery); default: the first "
-        "configured warehouse."
-    ),
+    "warehouse": "A configured warehouse's name or type (duckdb, snowflake, bigquery); default: the first.",
 }
 TableName = Annotated[
     str,
-    Field(min_length=1, max_length=1024, description="Table name: database.schema.table or schema.table."),
+    Field(min_length=1, max_length=1024, description="[database.]schema.table"),
 ]
 
 
@@ -65,18 +62,11 @@ class WarehouseTools:
         self,
         sql: Sql,
         warehouse: WarehouseName = None,
-        limit: Annotated[int, Field(ge=1, le=100_000, description="Maximum rows to return.")] = 1000,
+        limit: Annotated[int, Field(ge=1, le=100_000)] = 1000,
     ) -> dict[str, Any]:
-        """Run one read-only SQL query and return its rows (a live, audited Dagster run).
-
-        A LIMIT is applied on the parsed query when it has none (or a larger one); `limit_applied` says
-        so and `truncated` says more rows existed. `limit` is capped at limits.max_rows (default 1000):
-        `limit_requested` is what was asked, `limit` what was applied, `limit_capped` whether it was cut. Writes, DDL and multi-statement batches are refused
-        with dml_not_permitted before anything runs. `bytes_processed` is set for BigQuery.
-        A query reading a table the Snowflake exclusions name (at any depth: joins, subqueries, CTEs) is refused
-        with table_excluded before it runs; a column derived from personal data (PII patterns, dbt pii tags) or
-        whose lineage cannot be traced comes back as "<masked>", listed in `masked_columns` with its reason.
-        """
+        """Run one read-only SQL query on a warehouse and return its rows (live, audited). A LIMIT is applied
+        (at most limits.max_rows). Writes, DDL and excluded tables are refused; personal-data columns come back
+        masked."""
         from ade_platform.lib.sql_protect import mask_rows, protected_outputs
         from ade_platform.lib.warehouse.sql import parse_read_only, prepare_select
 
@@ -118,21 +108,15 @@ class WarehouseTools:
     @tool(READ_ONLY_OPEN_WORLD, answer=WarehouseSchemaAnswer)
     def warehouse_get_schema(
         self,
-        schema_name: Annotated[
-            str, Field(min_length=1, max_length=512, description="The schema, optionally database.schema.")
-        ],
-        table_name: Annotated[
-            str | None, Field(max_length=512, description="One table of the schema; default: all tables.")
-        ] = None,
+        schema_name: Annotated[str, Field(min_length=1, max_length=512, description="[database.]schema")],
+        table_name: Annotated[str | None, Field(max_length=512, description="Default: every table.")] = None,
         warehouse: WarehouseName = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> dict[str, Any]:
-        """Columns of a schema or one table as INFORMATION_SCHEMA.COLUMNS reports them (names, ordinal
-        positions, types, nullability, defaults, lengths, precision). One table is read live (one catalog
-        query, provenance source "live"), falling back to the latest schema snapshot, flagged stale with the
-        error code, when the warehouse is unreachable; a whole schema comes from the snapshot, its `tables`
-        paged (limit tables, a page ending early at 5000 columns; cursor -> next_cursor; docs/PAGING.md)."""
+        """Columns of a warehouse table or schema from INFORMATION_SCHEMA: types, nullability, defaults. One
+        table is read live (else the snapshot, flagged stale); a whole schema comes from the snapshot, paged by
+        table."""
         service = self.service
         name, _ = service.pick(warehouse)
         parts = split(schema_name)
@@ -164,22 +148,19 @@ class WarehouseTools:
     @tool(READ_ONLY_OPEN_WORLD, answer=DriftAnswer)
     def warehouse_detect_schema_drift(
         self,
-        model_name: Annotated[str, Field(min_length=1, max_length=512, description="The dbt model name.")],
+        model_name: Annotated[str, Field(min_length=1, max_length=512)],
         manifest_path: Annotated[
             str | None,
             Field(
                 max_length=4096,
-                description="Path to manifest.json (inside the dbt project, the target path or ADE_HOME); "
-                "default: the latest manifest snapshot.",
+                description="Default: the latest manifest snapshot.",
             ),
         ] = None,
         warehouse: WarehouseName = None,
     ) -> dict[str, Any]:
-        """Columns the dbt manifest declares for a model vs the columns the warehouse has now: added,
-        removed, type changed (types normalized per warehouse: TEXT = VARCHAR, INT = NUMBER(38,0)),
-        likely renames, and for each change `since`: the schema snapshot version that first showed it
-        ("live" when no snapshot has it yet). The table is read live (one catalog query); when the
-        warehouse is unreachable the answer comes from the latest snapshot, flagged stale with the code."""
+        """Schema drift of a dbt model: its declared columns vs the warehouse table now (added, removed,
+        retyped, likely renamed). Each change names the snapshot that first showed it; read live, snapshot as
+        fallback."""
         name, wh = self.service.pick(warehouse)
         return self.service.drift(name, wh.type, model_name, manifest_path)
 
@@ -187,17 +168,12 @@ class WarehouseTools:
     def warehouse_check_freshness(
         self,
         table_name: TableName,
-        timestamp_column: Annotated[
-            str, Field(min_length=1, max_length=512, description="A DATE, TIMESTAMP or DATETIME column.")
-        ],
-        freshness_threshold_hours: Annotated[
-            float, Field(gt=0, le=24 * 3650, description="Hours after which the table counts as stale.")
-        ] = 24.0,
+        timestamp_column: Annotated[str, Field(min_length=1, max_length=512)],
+        freshness_threshold_hours: Annotated[float, Field(gt=0, le=24 * 3650)] = 24.0,
         warehouse: WarehouseName = None,
     ) -> dict[str, Any]:
-        """The newest value of a timestamp column, how many hours old it is, and whether that is within
-        the threshold. Answers from Dagster's freshness snapshot for tracked tables, else live
-        (SELECT MAX(column)). An empty table gives max_timestamp null and is_fresh false."""
+        """How old the newest value of a table's timestamp column is, and whether it is within a threshold in
+        hours. From Dagster's freshness snapshot for tracked tables, else live."""
         name, wh = self.service.pick(warehouse)
         snapshot = self.service.schema_snapshot(name)
         parts = split(table_name)
@@ -248,18 +224,15 @@ class WarehouseTools:
         self,
         table_pattern: Annotated[
             str,
-            Field(min_length=1, max_length=512, description="Table name or SQL LIKE pattern, e.g. %orders%."),
+            Field(min_length=1, max_length=512, description="Name or LIKE pattern (%orders%)."),
         ],
-        lookback_days: Annotated[int, Field(ge=1, le=30, description="Days back to search (max 30).")] = 7,
+        lookback_days: Annotated[int, Field(ge=1, le=30)] = 7,
         warehouse: WarehouseName = None,
         limit: Limit = None,
         cursor: Cursor = None,
     ) -> dict[str, Any]:
-        """Recent queries that mention a table (Snowflake ACCOUNT_USAGE.QUERY_HISTORY, BigQuery
-        INFORMATION_SCHEMA.JOBS), newest first, the newest 1000 read; literals are stripped from the query
-        text. Paged (limit, cursor -> next_cursor; docs/PAGING.md): table_pattern is the name filter and
-        lookback_days the window; a cursor is refused once newer queries arrived. DuckDB keeps no query
-        history (not_implemented)."""
+        """Recent queries that mention a table (Snowflake QUERY_HISTORY, BigQuery JOBS), newest first, literals
+        stripped. Paged; table_pattern filters. DuckDB keeps none (not_implemented)."""
         name, wh = self.service.pick(warehouse)
         if wh.type == "duckdb":
             raise ToolFailure(
@@ -290,8 +263,8 @@ class WarehouseTools:
 
     @tool(READ_ONLY_OPEN_WORLD, answer=ExplainAnswer)
     def warehouse_explain_query(self, sql: Sql, warehouse: WarehouseName = None) -> dict[str, Any]:
-        """The execution plan of a read-only query without running it: DuckDB plan tree, Snowflake
-        EXPLAIN USING TEXT, BigQuery dry run (with the bytes it would process)."""
+        """The execution plan of a read-only query without running it (DuckDB plan, Snowflake EXPLAIN, BigQuery
+        dry run with the bytes it would process)."""
         from ade_platform.lib.warehouse.sql import prepare_explain
 
         name, wh = self.service.pick(warehouse)
@@ -309,12 +282,12 @@ class WarehouseTools:
         table_name: TableName,
         key_columns: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=512)]],
-            Field(min_length=1, max_length=32, description="Columns that together should be unique."),
+            Field(min_length=1, max_length=32),
         ],
         warehouse: WarehouseName = None,
     ) -> dict[str, Any]:
-        """Rows sharing a key that should be unique: totals, duplication rate, severity (low < 0.1 %,
-        medium 0.1-1 %, high > 1 %) and up to 5 sample duplicates. Rows with a NULL key are not counted."""
+        """Duplicate rows on a key that should be unique: totals, duplication rate, severity and up to 5
+        samples. Rows with a NULL key are not counted."""
         from ade_platform.lib.warehouse.duplicates import MAX_SAMPLES, duplicates_answer
         from ade_platform.lib.warehouse.sql import duplicate_sample_sql, duplicate_summary_sql
 
