@@ -63,7 +63,7 @@ class DbtCloudTools:
         run tagged with the job, the cause and the steps override."""
         return await self.service.trigger(job_id, cause, steps_override)
 
-    @tool(READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD, task=True)
     async def dbtcloud_poll_run(
         self,
         run_id: RunId,

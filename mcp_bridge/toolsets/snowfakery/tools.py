@@ -214,7 +214,7 @@ class SnowfakeryTools:
         with self.services.scrubbed() as service:
             return service.analyze(service.source(recipe_path, recipe_text))
 
-    @tool(WRITES_WORKSPACE)
+    @tool(WRITES_WORKSPACE, task=True)
     def run_recipe(
         self,
         recipe_path: RecipePath = None,
