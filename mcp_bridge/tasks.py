@@ -171,6 +171,8 @@ class LazyTasks(ServerExtension):
                 self._stop.set()
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.wait_for(self._runner, timeout=5)
+            # the server may be started again (in-memory clients start it per connection): load afresh then
+            self._real = self._started = self._stop = self._runner = self._failed = None
 
 
 def _token_caller() -> Caller:
