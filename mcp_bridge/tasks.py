@@ -12,8 +12,8 @@
   under the caller's token scope, with unguessable ids.
 
 fastmcp-tasks costs ~1.5 s of imports (it loads FastMCP's client and its sign-in stack), more than the whole
-gateway start: it loads, and its worker starts, at the first call that asks for a task, never before the tool
-list (`tests/contract/test_startup_imports.py`).
+gateway start: never before the tool list (`tests/contract/test_startup_imports.py`). It is imported by a
+warm-up once the first listing is answered, and its worker starts at the first call that asks for a task.
 """
 
 from __future__ import annotations
@@ -75,6 +75,8 @@ class LazyTasks(ServerExtension):
     a plain call's would."""
 
     identifier = TASKS_EXTENSION_ID
+    # a toolset mounted on another server (not how the gateway serves them) brings its tasks along
+    auto_register = True
 
     def __init__(self, caller: Callable[[], Caller] | None = None):
         self.caller = caller or _token_caller
@@ -83,6 +85,9 @@ class LazyTasks(ServerExtension):
         self._stop: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
         self._failed: BaseException | None = None
+
+    def clone(self) -> LazyTasks:
+        return LazyTasks(self.caller)  # nothing of a started engine: each server starts its own
 
     def settings(self) -> dict[str, Any]:
         return {}
@@ -148,7 +153,7 @@ class LazyTasks(ServerExtension):
             import anyio
 
             # the import is seconds of CPU: not on the event loop, which serves other calls meanwhile
-            module = await anyio.to_thread.run_sync(_load_tasks)
+            module = await anyio.to_thread.run_sync(preload_tasks)
             # memory:// is one process's backend; the name keeps two gateways in one process (tests) apart
             real = module.TasksExtension(url="memory://", name=f"ade-{os.getpid()}-{uuid.uuid4().hex[:8]}")
             real._bind(self.server)
@@ -184,7 +189,8 @@ def _token_caller() -> Caller:
     return caller_of(get_access_token(), None)
 
 
-def _load_tasks() -> Any:
+def preload_tasks() -> Any:
+    """Import fastmcp-tasks (a warm-up: after the first tools/list, in the background)."""
     import fastmcp_tasks
 
     return fastmcp_tasks

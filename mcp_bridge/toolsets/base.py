@@ -12,7 +12,7 @@ from mcp.types import ToolAnnotations
 
 from ade_platform import __version__
 from mcp_bridge.errors import StructuredErrors
-from mcp_bridge.tasks import LazyTasks, task_body
+from mcp_bridge.tasks import LazyTasks, preload_tasks, task_body
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
@@ -105,6 +105,7 @@ class Toolset(FastMCP):
             if task and self.tasks is None:
                 self.tasks = LazyTasks()
                 self.add_extension(self.tasks)
+                self.warm_ups.append(preload_tasks)  # a first task then starts in milliseconds, not seconds
             self.add_tool(
                 cache.tool(
                     task_body(fn) if task else fn,
