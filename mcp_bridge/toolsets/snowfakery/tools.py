@@ -492,7 +492,7 @@ class SnowfakeryTools:
         explain_errors findings back until one is valid or max_rounds is reached.
 
         Returns valid, recipe_text (the last draft) and rounds [{round, valid, recipe_text, errors}]. Nothing
-        runs: drafts are only validated. Needs a client that supports sampling (session-based MCP); otherwise
+        runs: drafts are only validated. Needs a client that supports sampling; otherwise
         error sampling_unavailable: use the author_recipe prompt.
         """
         from mcp_bridge.toolsets.snowfakery.drafting import draft_recipe
