@@ -53,7 +53,7 @@ def build_server(
         toolset.add_middleware(caller_access)
         toolset.add_middleware(AfterFirstListing(toolset, _warm_ups([toolset])))
         if getattr(toolset, "tasks", None) is not None:
-            toolset.tasks.caller = caller_access.caller
+            toolset.tasks.access = caller_access
         hint_list_results(toolset)
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
@@ -71,7 +71,7 @@ def build_server(
         adopt(gateway, toolset)
     if any(getattr(toolset, "tasks", None) is not None for toolset in toolsets.values()):
         # the adopted tools' tasks run on the gateway's extension, as the gateway's caller
-        gateway.add_extension(LazyTasks(caller_access.caller))
+        gateway.add_extension(LazyTasks(caller_access))
     gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
     hint_list_results(gateway)
     return gateway

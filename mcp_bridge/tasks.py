@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import inspect
 import os
@@ -39,13 +40,15 @@ from ade_platform.lib.caller import Caller, calling_as
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
+    from mcp_bridge.access import CallerAccess
+
 # How long a client may reuse a list result. The lists never change while the gateway runs; an hour, not more,
 # because a restarted gateway (a new config, an upgrade) may list other tools under the same address.
 LIST_TTL_SECONDS = 3600
 LIST_METHODS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list", "server/discover")
 _MODERN = frozenset(MODERN_PROTOCOL_VERSIONS)
-# Inside a task's worker: who the task's caller is (from the access token the task was created with).
-_WORKER_CALLER: ContextVar[Callable[[], Caller] | None] = ContextVar("ade_task_caller", default=None)
+# Inside a task's worker: the extension that runs it (who its caller is, the slots its run holds).
+_WORKER: ContextVar[LazyTasks | None] = ContextVar("ade_task_worker", default=None)
 
 
 def hint_list_results(server: FastMCP) -> None:
@@ -70,24 +73,31 @@ class _TaskUpdate(_TaskId):
 class LazyTasks(ServerExtension):
     """The tasks extension, advertised at once and loaded at the first call that asks for a task.
 
-    `caller` names the caller of the request being served (the gateway's `CallerAccess.caller`); inside a task's
-    worker it reads the access token the task was created with, so the task's audit runs name the same caller as
-    a plain call's would."""
+    `access` is the gateway's `CallerAccess`: inside a task's worker it names the caller from the access token
+    the task was created with, so the task's audit runs name the same caller as a plain call's would, and holds
+    the caller's running slots (live, heavy) while the task runs."""
 
     identifier = TASKS_EXTENSION_ID
     # a toolset mounted on another server (not how the gateway serves them) brings its tasks along
     auto_register = True
 
-    def __init__(self, caller: Callable[[], Caller] | None = None):
-        self.caller = caller or _token_caller
+    def __init__(self, access: CallerAccess | None = None):
+        self.access = access
         self._real: Any = None
         self._started: asyncio.Event | None = None
         self._stop: asyncio.Event | None = None
         self._runner: asyncio.Task[None] | None = None
         self._failed: BaseException | None = None
+        self._context: contextvars.Context | None = None
+
+    def caller(self) -> Caller:
+        return self.access.caller() if self.access is not None else _token_caller()
+
+    def slots(self, name: str, caller: Caller) -> contextlib.AbstractContextManager[None]:
+        return self.access.task_slots(name, caller) if self.access is not None else contextlib.nullcontext()
 
     def clone(self) -> LazyTasks:
-        return LazyTasks(self.caller)  # nothing of a started engine: each server starts its own
+        return LazyTasks(self.access)  # nothing of a started engine: each server starts its own
 
     def settings(self) -> dict[str, Any]:
         return {}
@@ -141,14 +151,20 @@ class LazyTasks(ServerExtension):
         lifespan ends: its Docket and worker are entered and left in the same task)."""
         if self._started is None:
             self._started, self._stop = asyncio.Event(), asyncio.Event()
-            self._runner = asyncio.get_running_loop().create_task(self._run(), name="ade-tasks")
+            # In the server lifespan's context, not this request's: the worker's tasks inherit it, and a
+            # request's (its HTTP request, hence its token) would name that caller in every task's run.
+            context = (self._context or contextvars.Context()).copy()
+            self._runner = asyncio.get_running_loop().create_task(
+                self._run(), name="ade-tasks", context=context
+            )
         await self._started.wait()
         if self._failed is not None:
             raise self._failed
         return self._real
 
     async def _run(self) -> None:
-        assert self._started is not None and self._stop is not None
+        started, stop = self._started, self._stop  # this run's: the lifespan's end clears the attributes
+        assert started is not None and stop is not None
         try:
             import anyio
 
@@ -157,18 +173,19 @@ class LazyTasks(ServerExtension):
             # memory:// is one process's backend; the name keeps two gateways in one process (tests) apart
             real = module.TasksExtension(url="memory://", name=f"ade-{os.getpid()}-{uuid.uuid4().hex[:8]}")
             real._bind(self.server)
-            _WORKER_CALLER.set(self.caller)  # inherited by the worker, which runs the tasks
+            _WORKER.set(self)  # inherited by the worker, which runs the tasks
             async with real.lifespan():
                 self._real = real
-                self._started.set()
-                await self._stop.wait()
+                started.set()
+                await stop.wait()
         except Exception as exc:  # a task call then fails with it; plain calls are unaffected
             self._failed = exc
         finally:
-            self._started.set()
+            started.set()
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        self._context = contextvars.copy_context()
         try:
             yield
         finally:
@@ -177,7 +194,7 @@ class LazyTasks(ServerExtension):
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.wait_for(self._runner, timeout=5)
             # the server may be started again (in-memory clients start it per connection): load afresh then
-            self._real = self._started = self._stop = self._runner = self._failed = None
+            self._real = self._started = self._stop = self._runner = self._failed = self._context = None
 
 
 def _token_caller() -> Caller:
@@ -196,25 +213,25 @@ def preload_tasks() -> Any:
     return fastmcp_tasks
 
 
-def task_body(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The body of a tool that may run as a task: always a coroutine (a task's body must be one; a synchronous
-    tool runs in a worker thread, as FastMCP runs it in a plain call). In a task's worker it runs as the task's
-    caller, and a failure takes the structured error shape, which the gateway's middleware gives it in a plain
-    call (the worker runs the body outside the middleware)."""
+def task_body(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The body of tool `name` that may run as a task: always a coroutine (a task's body must be one; a
+    synchronous tool runs in a worker thread, as FastMCP runs it in a plain call). In a task's worker it runs as
+    the task's caller, holding the caller's running slots, and a failure takes the structured error shape: what
+    the gateway's middleware does for a plain call (the worker runs the body outside the middleware)."""
     from mcp_bridge.errors import to_tool_error
 
     is_async = inspect.iscoroutinefunction(fn)
 
     @functools.wraps(fn)
     async def body(*args: Any, **kwargs: Any) -> Any:
-        caller = _WORKER_CALLER.get()
-        if caller is None:  # a plain call: the middleware set the caller and maps errors
+        worker = _WORKER.get()
+        if worker is None:  # a plain call: the middleware set the caller, holds the slots and maps errors
             return await _call(fn, is_async, args, kwargs)
-        with calling_as(caller()):
-            try:
+        try:
+            with calling_as(worker.caller()) as caller, worker.slots(name, caller):
                 return await _call(fn, is_async, args, kwargs)
-            except Exception as exc:
-                raise to_tool_error(exc, fn.__name__) from None
+        except Exception as exc:
+            raise to_tool_error(exc, name) from None
 
     return body
 

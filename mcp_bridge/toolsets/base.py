@@ -102,14 +102,15 @@ class Toolset(FastMCP):
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             task = bool(kwargs.get("task"))
+            name = kwargs.get("name") or fn.__name__
             if task and self.tasks is None:
                 self.tasks = LazyTasks()
                 self.add_extension(self.tasks)
                 self.warm_ups.append(preload_tasks)  # a first task then starts in milliseconds, not seconds
             self.add_tool(
                 cache.tool(
-                    task_body(fn) if task else fn,
-                    name=kwargs.get("name") or fn.__name__,
+                    task_body(fn, name) if task else fn,
+                    name=name,
                     annotations=kwargs.get("annotations"),
                     output_schema=kwargs.get("output_schema"),
                     task=task,

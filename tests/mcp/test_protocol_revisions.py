@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from fastmcp import Client
@@ -150,13 +151,15 @@ def test_a_cancelled_task_is_cancelled_and_its_wait_is_on_record(gateway: Any, q
     from fastmcp_tasks import call_tool_task
 
     ctx = gateway.ade_ctx
-    flush_all()
-    before = {
-        r.run_id
-        for r in ctx.live().instance().get_runs(filters=RunsFilter(tags={TAG_TOOL: "dbtcloud_poll_run"}))
-    }
 
-    async def go() -> tuple[str, str]:
+    def poll_runs() -> dict[str, Any]:
+        flush_all()
+        found = ctx.live().instance().get_runs(filters=RunsFilter(tags={TAG_TOOL: "dbtcloud_poll_run"}))
+        return {r.run_id: r for r in found}
+
+    before = poll_runs()
+
+    async def go() -> tuple[str, list[Any]]:
         async with Client(gateway) as client:
             task = await call_tool_task(
                 client, "dbtcloud_poll_run", {"run_id": queued_run, "timeout_seconds": 600}
@@ -164,22 +167,24 @@ def test_a_cancelled_task_is_cancelled_and_its_wait_is_on_record(gateway: Any, q
             while "queued after" not in ((await task.status()).status_message or ""):
                 await asyncio.sleep(0.2)  # the wait is under way
             await task.cancel()
-            return task.task_id, (await task.wait(timeout=60)).status
+            status = (await task.wait(timeout=60)).status
+            # tasks/get says cancelled at once; the wait itself stops (and is recorded) as the worker cancels it
+            for _ in range(300):
+                runs = await anyio.to_thread.run_sync(poll_runs)
+                new = [run for run_id, run in runs.items() if run_id not in before]
+                if new:
+                    return status, new
+                await asyncio.sleep(0.2)
+            return status, []
 
-    _task_id, status = _run(go())
+    status, runs = _run(go())
     assert status == "cancelled"
-    flush_all()
-    runs = [
-        r
-        for r in ctx.live().instance().get_runs(filters=RunsFilter(tags={TAG_TOOL: "dbtcloud_poll_run"}))
-        if r.run_id not in before
-    ]
     # the cancelled wait is one audit run, failed, naming its caller (stdio-like in-memory: the local OS user)
     assert len(runs) == 1 and runs[0].status == DagsterRunStatus.FAILURE, runs
     assert runs[0].tags[TAG_USER] and json.loads(runs[0].tags["ade/arguments"])["run_id"] == queued_run
 
 
-def test_another_caller_cannot_read_or_cancel_a_task(
+def test_another_caller_cannot_read_or_cancel_a_task_and_a_running_task_holds_its_callers_slot(
     emulator: Emulator, queued_run: int, tmp_path: Path
 ) -> None:
     from fastmcp_tasks import ToolTask, call_tool_task
@@ -191,6 +196,7 @@ def test_another_caller_cannot_read_or_cancel_a_task(
             tmp_path,
             issuer.url,
             toolsets="dbt-cloud",
+            access="  access:\n    limits:\n      concurrent_live_calls: 1\n",
             sections=(
                 "dbt_cloud:\n"
                 f"  base_url: {emulator.api}\n  account_id: {ACCOUNT_ID}\n  api_token: {DEMO_TOKEN}\n"
@@ -201,11 +207,15 @@ def test_another_caller_cannot_read_or_cancel_a_task(
             alice = issuer.token("alice", audience=url, scopes="ade:read", client_id="agent")
             bob = issuer.token("bob", audience=url, scopes="ade:read", client_id="agent")
 
-            async def go() -> tuple[list[str], str, Any]:
+            poll = {"run_id": queued_run, "timeout_seconds": 0}
+
+            async def go() -> tuple[list[str], str, list[Any], Any]:
                 async with Client(url, auth=alice) as mine, Client(url, auth=bob) as theirs:
                     task = await call_tool_task(
-                        mine, "dbtcloud_poll_run", {"run_id": queued_run, "timeout_seconds": 3}
+                        mine, "dbtcloud_poll_run", {"run_id": queued_run, "timeout_seconds": 4}
                     )
+                    while "queued after" not in ((await task.status()).status_message or ""):
+                        await asyncio.sleep(0.2)  # the task's run is under way
                     stolen = ToolTask(theirs, "dbtcloud_poll_run", task.create_result)
                     refused = []
                     for attempt in (stolen.status, stolen.cancel):
@@ -213,11 +223,19 @@ def test_another_caller_cannot_read_or_cancel_a_task(
                             await attempt()
                         except Exception as exc:  # the SDK's MCPError: the task is not found in bob's scope
                             refused.append(str(exc))
-                    return refused, (await task.status()).status, await task.result()
+                    # alice's one live slot is her running task's; bob has his own
+                    plain = [
+                        tool_payload(await client.call_tool("dbtcloud_poll_run", poll, raise_on_error=False))
+                        for client in (mine, theirs)
+                    ]
+                    return refused, (await task.status()).status, plain, await task.result()
 
-            refused, status, result = _run(go())
+            refused, status, plain, result = _run(go())
     assert len(refused) == 2 and all("not found" in r.lower() for r in refused), refused
     assert status == "working"  # bob's cancel did not touch alice's task
+    (alice_ok, alice_answer), (bob_ok, bob_answer) = plain
+    assert not alice_ok and alice_answer["error"] == "rate_limited", alice_answer
+    assert bob_ok and bob_answer["timed_out"] is True, bob_answer
     assert result.structured_content["timed_out"] is True
     flush_all()
     run = (
