@@ -532,3 +532,21 @@ def test_run_recipe_as_a_task_on_the_current_revision(env: tuple[FastMCP, Settin
     assert (
         record.tags["ade/tool"] == "snowfakery.run_recipe" and record.tags["ade/cause"] == "test: as a task"
     )
+
+
+def test_resource_reads_carry_no_cache_hint_where_lists_do(env: tuple[FastMCP, Settings]) -> None:
+    """On 2026-07-28 the lists say how long they hold (they never change while the gateway runs); a read is
+    stale at once: a run's artifacts come and go (docs/MCP_PROTOCOL.md)."""
+    server, _ = env
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            assert client.protocol_version == "2026-07-28"
+            return await client.list_resources_mcp(), await client.read_resource_mcp(
+                "snowfakery://examples/list"
+            )
+
+    listed, read = asyncio.run(go())
+    assert listed.model_dump(by_alias=True, exclude_unset=True)["ttlMs"] > 0
+    # the wire's default: immediately stale
+    assert read.model_dump(by_alias=True, exclude_unset=True).get("ttlMs", 0) == 0 and read.contents
