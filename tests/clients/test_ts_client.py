@@ -18,10 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from ade_platform.emulators.dbt_cloud import ACCOUNT_ID, CI_JOB, DEMO_TOKEN
+from ade_platform.emulators.dbt_cloud import CI_JOB, DEMO_TOKEN
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
 from mcp_bridge.tasks import LIST_TTL_SECONDS
@@ -59,20 +58,14 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             "nodes": {NODE: {"resource_type": "model", "name": "a", "depends_on": {"nodes": []}}},
         }
         StoreWriter(settings.store_root).publish("dbt_lineage_index", build_lineage_index(manifest))
-        reply = httpx.post(
-            f"{emulator.api}/accounts/{ACCOUNT_ID}/jobs/{CI_JOB}/run/",
-            json={"cause": "second client test"},
-            headers={"Authorization": f"Token {DEMO_TOKEN}"},
-            timeout=30,
-        )
-        reply.raise_for_status()
+        run_id = emulator.queue_run(CI_JOB, "second client test")
         env = {
             "ADE_CONFIG": str(settings.home / "ade.yaml"),
             "ADE_HOME": str(settings.home),
             "DBT_CLOUD_API_TOKEN": DEMO_TOKEN,
         }
         with mcp_over_http({**os.environ, **env}) as (url, _port):
-            yield {"node": node, "url": url, "env": env, "run_id": int(reply.json()["data"]["id"])}
+            yield {"node": node, "url": url, "env": env, "run_id": run_id}
 
 
 def run_client(gateway: dict[str, Any], sdk: str, revision: str, transport: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from fastmcp import Client
 
@@ -40,15 +39,8 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
 
 @pytest.fixture(scope="module")
 def queued_run(emulator: Emulator) -> int:
-    """A run of the CI job, queued for as long as the module runs (triggered through dbt Cloud's API)."""
-    reply = httpx.post(
-        f"{emulator.api}/accounts/{ACCOUNT_ID}/jobs/{CI_JOB}/run/",
-        json={"cause": "protocol revisions test"},
-        headers={"Authorization": f"Token {DEMO_TOKEN}"},
-        timeout=30,
-    )
-    reply.raise_for_status()
-    return int(reply.json()["data"]["id"])
+    """A run of the CI job, queued for as long as the module runs."""
+    return emulator.queue_run(CI_JOB, "protocol revisions test")
 
 
 @pytest.fixture(scope="module")
