@@ -7,7 +7,7 @@ TOOLS := .tools
 # The snow CLI lives in its own virtualenv (its pins conflict with ours); only its entry point is on PATH.
 export PATH := $(CURDIR)/$(TOOLS)/bin:$(PATH)
 
-.PHONY: setup demo demo-full test test-slow bench lint format snapshot clean orchestrators oidc-provider
+.PHONY: setup demo demo-full test test-slow bench lint format snapshot clean orchestrators oidc-provider ts-client
 
 # Bytecode is compiled once here: where PYTHONDONTWRITEBYTECODE is set, every `ade mcp` start would otherwise
 # compile its imports from source (seconds of the gateway's cold start).
@@ -61,6 +61,16 @@ $(OIDC_DIR)/node_modules/.installed: $(OIDC_DIR)/package.json $(OIDC_DIR)/packag
 
 oidc-provider: $(OIDC_DIR)/node_modules/.installed  ## the OpenID provider for the sign-in tests (idempotent)
 
+# The second MCP client of the protocol tests (tests/clients): the TypeScript SDK's, v2 and v1, pinned by its
+# package-lock.json. Without npm those tests skip and say why.
+TS_CLIENT_DIR := tests/clients/ts
+$(TS_CLIENT_DIR)/node_modules/.installed: $(TS_CLIENT_DIR)/package.json $(TS_CLIENT_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(TS_CLIENT_DIR) --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the tests with the TypeScript MCP client will skip"; fi
+
+ts-client: $(TS_CLIENT_DIR)/node_modules/.installed  ## the TypeScript MCP client for the protocol tests (idempotent)
+
 setup: $(VENV)/.synced $(TOOLS)/bin/snow  ## create the environment (idempotent)
 
 demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
@@ -69,10 +79,10 @@ demo: setup  ## build the demo and serve the Dagster UI + MCP gateway
 demo-full: setup orchestrators  ## the demo, plus Airflow 3 and Prefect 3 on loopback running DAGs/flows that build dbt_demo
 	$(PY) -m ade_platform.emulators.demo --full -- $(VENV)/bin/ade dev --materialize
 
-test: setup  ## the default test suite (everything but the few tests marked slow)
+test: setup ts-client  ## the default test suite (everything but the few tests marked slow)
 	$(PY) -m pytest -q --durations=15
 
-test-slow: setup orchestrators oidc-provider  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI, sign-in against a real OpenID provider
+test-slow: setup orchestrators oidc-provider ts-client  ## the tests marked slow: `ade dev` end to end, the canary corpus through the real snow CLI, sign-in against a real OpenID provider
 	$(PY) -m pytest -q -m slow --durations=15
 
 bench: setup $(TOOLS)/prefect/bin/prefect $(TOOLS)/motherduck/bin/mcp-server-motherduck $(TOOLS)/snowfakery-mcp/bin/snowfakery-mcp  ## performance figures (benchmarks/README.md)

@@ -192,14 +192,17 @@ class CallerLimiter:
         return cls(limits.heavy_calls_per_minute, limits.concurrent_heavy_calls, kind="CPU-heavy")
 
     @contextlib.contextmanager
-    def admitted(self, user: str) -> Iterator[None]:
-        """Hold one slot of `user` for the block; ToolFailure(rate_limited) when none is free."""
+    def admitted(self, user: str, *, counted: bool = True) -> Iterator[None]:
+        """Hold one slot of `user` for the block; ToolFailure(rate_limited) when none is free. `counted=False`:
+        a running slot only, not a call started (a task's run, whose call was counted when it was made)."""
         with self._lock:
             now = self.clock()
             started = self._started.setdefault(user, deque())
             while started and started[0] <= now - _WINDOW_SECONDS:
                 started.popleft()
             per_minute, at_once = self.per_minute, self.at_once
+            if not counted:
+                per_minute = None
             if per_minute is not None and len(started) >= per_minute:
                 wait = max(1, math.ceil(started[0] + _WINDOW_SECONDS - now))
                 if not started:
@@ -212,7 +215,8 @@ class CallerLimiter:
                 if not started:
                     self._started.pop(user, None)
                 raise _rate_limited(f"{running} {self.kind} calls of yours are running (limit {at_once})", 1)
-            started.append(now)
+            if counted:
+                started.append(now)
             self._running[user] = running + 1
         try:
             yield
@@ -294,6 +298,18 @@ class CallerAccess(Middleware):
 
     def caller(self) -> Caller:
         return caller_of(get_access_token(), self.oidc)
+
+    @contextlib.contextmanager
+    def task_slots(self, name: str, caller: Caller) -> Iterator[None]:
+        """The running slots a task's run holds (mcp_bridge/tasks.py), as its call would have: the call was
+        admitted (and counted) when the task was created; its run holds a slot of the live and heavy limits."""
+        with contextlib.ExitStack() as slots:
+            kind = self._surfaces.classes.get(name) if self._surfaces is not None else None
+            if self.control is not None and kind is not None and kind.live:
+                slots.enter_context(self.control.limiter.admitted(caller.user, counted=False))
+            if name.replace(".", "_") in _HEAVY:
+                slots.enter_context(self.heavy.admitted(caller.user, counted=False))
+            yield
 
     async def surfaces(self) -> _Surfaces:
         if self._surfaces is None:

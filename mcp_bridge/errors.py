@@ -34,6 +34,8 @@ ERROR_CODES: dict[str, str] = {
     "resource_limit": "Send a smaller or less deeply nested input.",
     "not_implemented": "This capability is not available for the configured backend.",
     "path_not_allowed": "Paths must stay inside the configured project or workspace root.",
+    # a task's caller cancelled it (tasks/cancel): its audit run is recorded as failed with this code
+    "cancelled": "The call was cancelled by its caller; call it again to resume the wait.",
     # paging (issue 27, docs/PAGING.md)
     "invalid_cursor": "Pass next_cursor unchanged with the same arguments, or start again without cursor.",
     # the asset store

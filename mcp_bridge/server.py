@@ -23,6 +23,7 @@ from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.startup import AfterFirstListing
+from mcp_bridge.tasks import LazyTasks, hint_list_results
 from mcp_bridge.toolsets import build_toolset
 from mcp_bridge.toolsets.base import shared_parameters
 from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
@@ -48,22 +49,31 @@ def build_server(
         if only not in TOOLSETS:
             raise ConfigError(f"--server {only}: unknown toolset; choose from {list(TOOLSETS)}")
         toolset = build_toolset(only, ctx)
-        toolset.add_middleware(CallerAccess(settings, access, {only: toolset}))
+        caller_access = CallerAccess(settings, access, {only: toolset})
+        toolset.add_middleware(caller_access)
         toolset.add_middleware(AfterFirstListing(toolset, _warm_ups([toolset])))
+        if getattr(toolset, "tasks", None) is not None:
+            toolset.tasks.access = caller_access
+        hint_list_results(toolset)
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
+    caller_access = CallerAccess(settings, access, toolsets)
     gateway = FastMCP(
         GATEWAY_NAME,
         version=__version__,  # serverInfo names ADE and its version, not the framework's
         instructions=gateway_instructions(toolsets),
         mask_error_details=True,
-        middleware=[StructuredErrors(ctx.scrubber()), CallerAccess(settings, access, toolsets)],
+        middleware=[StructuredErrors(ctx.scrubber()), caller_access],
         # the toolsets' schemas take their published form once, at registration (mcp_bridge/schema_form.py)
         dereference_schemas=False,
     )
     for toolset in toolsets.values():
         adopt(gateway, toolset)
+    if any(getattr(toolset, "tasks", None) is not None for toolset in toolsets.values()):
+        # the adopted tools' tasks run on the gateway's extension, as the gateway's caller
+        gateway.add_extension(LazyTasks(caller_access))
     gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
+    hint_list_results(gateway)
     return gateway
 
 

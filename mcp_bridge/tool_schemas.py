@@ -120,19 +120,21 @@ class ToolSchemaCache:
         name: str | None,
         annotations: ToolAnnotations | None,
         output_schema: Any,
+        task: bool = False,
     ) -> FunctionTool:
-        """The FastMCP tool of `fn`, from the cached schemas when they are there, else derived and recorded."""
+        """The FastMCP tool of `fn`, from the cached schemas when they are there, else derived and recorded.
+        `task`: the tool may run as a task (mcp_bridge/tasks.py; `fn` is then a coroutine)."""
         name = name or fn.__name__
         entry = self.entries.get(name)
         if entry is not None:
-            return _tool_from_entry(fn, name, annotations, entry)
+            return _tool_from_entry(fn, name, annotations, entry, task)
         from fastmcp.tools.function_tool import FunctionTool
 
         if isinstance(output_schema, DeferredSchema):
             output_schema = output_schema.resolve()
         kwargs: dict[str, Any] = {} if output_schema is None else {"output_schema": output_schema}
         tool = FunctionTool.from_function(
-            fn, name=name, annotations=annotations, task=False, run_in_thread=True, **kwargs
+            fn, name=name, annotations=annotations, task=task, run_in_thread=not task, **kwargs
         )
         tool = tool.model_copy(
             update={
@@ -187,7 +189,11 @@ def _is_entry(entry: Any) -> bool:
 
 
 def _tool_from_entry(
-    fn: Callable[..., Any], name: str, annotations: ToolAnnotations | None, entry: dict[str, Any]
+    fn: Callable[..., Any],
+    name: str,
+    annotations: ToolAnnotations | None,
+    entry: dict[str, Any],
+    task: bool = False,
 ) -> FunctionTool:
     """The tool FastMCP's `from_function` would build, with the schemas taken from the cache.
 
@@ -211,6 +217,6 @@ def _tool_from_entry(
         output_schema=entry["output_schema"],
         annotations=annotations,
         tags=set(),
-        task_config=TaskConfig.from_bool(False),
-        run_in_thread=True,
+        task_config=TaskConfig.from_bool(task),
+        run_in_thread=not task,
     )

@@ -12,6 +12,7 @@ from mcp.types import ToolAnnotations
 
 from ade_platform import __version__
 from mcp_bridge.errors import StructuredErrors
+from mcp_bridge.tasks import LazyTasks, preload_tasks, task_body
 from mcp_bridge.tool_schemas import DeferredSchema, ToolSchemaCache
 from mcp_bridge.toolsets.schemas.batch import deferred_schemas_of
 from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
@@ -89,21 +90,30 @@ class Toolset(FastMCP):
         # work that only makes later calls faster, started after the gateway's first tools/list
         # (mcp_bridge/startup.py)
         self.warm_ups: list[Callable[[], None]] = []
+        # the tasks extension, registered with its first tool that may run as a task (mcp_bridge/tasks.py)
+        self.tasks: LazyTasks | None = None
 
     def tool(self, name_or_fn: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
         cache = self.schema_cache
-        if name_or_fn is not None or set(kwargs) - {"name", "annotations", "output_schema"}:
+        if name_or_fn is not None or set(kwargs) - {"name", "annotations", "output_schema", "task"}:
             if isinstance(kwargs.get("output_schema"), DeferredSchema):
                 kwargs["output_schema"] = kwargs["output_schema"].resolve()
             return super().tool(name_or_fn, **kwargs)
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            task = bool(kwargs.get("task"))
+            name = kwargs.get("name") or fn.__name__
+            if task and self.tasks is None:
+                self.tasks = LazyTasks()
+                self.add_extension(self.tasks)
+                self.warm_ups.append(preload_tasks)  # a first task then starts in milliseconds, not seconds
             self.add_tool(
                 cache.tool(
-                    fn,
-                    name=kwargs.get("name"),
+                    task_body(fn, name) if task else fn,
+                    name=name,
                     annotations=kwargs.get("annotations"),
                     output_schema=kwargs.get("output_schema"),
+                    task=task,
                 )
             )
             return fn
@@ -134,13 +144,14 @@ def shared_parameters(parameters: dict[str, str], toolset: str | None = None) ->
 
 
 # ---- a toolset package's tools: methods of one class, marked where they are defined ------------------------
-def tool(annotations: ToolAnnotations, *, answer: Any = None) -> Callable[[F], F]:
+def tool(annotations: ToolAnnotations, *, answer: Any = None, task: bool = False) -> Callable[[F], F]:
     """Mark a method of a toolset's tools class as an MCP tool: its name, docstring and parameters are the
     published tool's. `answer` is the TypedDict the tool returns, published as its output schema (tools that
-    return a pydantic model get theirs from the return annotation)."""
+    return a pydantic model get theirs from the return annotation). `task`: a long wait that a client on the
+    current revision may run as a task (mcp_bridge/tasks.py); a plain call otherwise."""
 
     def mark(fn: F) -> F:
-        fn.mcp_tool_options = {"annotations": annotations, "answer": answer}  # type: ignore[attr-defined]
+        fn.mcp_tool_options = {"annotations": annotations, "answer": answer, "task": task}  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -163,4 +174,6 @@ def add_tools(server: FastMCP, tools: object, *, published_name: Callable[[str],
             kwargs["output_schema"] = schemas[options["answer"]]
         if published_name is not None:
             kwargs["name"] = published_name(name)
+        if options.get("task"):
+            kwargs["task"] = True
         server.tool(**kwargs)(getattr(tools, name))

@@ -33,6 +33,8 @@ NOT_BEFORE_LISTING = (
     "mcp_bridge.http_security",
     "jsonref",
     "requests",
+    "fastmcp_tasks",  # the tasks extension's engine (mcp_bridge/tasks.py): a warm-up, then the first task
+    "docket",
 )
 
 

@@ -45,13 +45,20 @@ def _draft(server: FastMCP, args: dict[str, Any], **client: Any) -> tuple[bool, 
     return True, result.structured_content
 
 
-def test_a_broken_draft_is_explained_back_and_the_fixed_one_returned(server: FastMCP) -> None:
+# "legacy" negotiates 2025-11-25: each draft is a sampling request on the session's back-channel. "auto" negotiates
+# 2026-07-28, which has none: each draft is asked for in an input_required answer, which the client fulfils with
+# its sampling handler and then calls again (multi-round-trip requests).
+REVISIONS = pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["2025-11-25", "2026-07-28"])
+
+
+@REVISIONS
+def test_a_broken_draft_is_explained_back_and_the_fixed_one_returned(server: FastMCP, mode: str) -> None:
     model = ScriptedModel(BROKEN, FIXED)
     ok, answer = _draft(
         server,
         {"description": "accounts with company names", "target_schema": "CREATE TABLE Account (name text)"},
         sampling_handler=model,
-        mode="legacy",  # a session-based connection: the only kind that carries sampling requests
+        mode=mode,
     )
     assert ok, answer
     assert answer["valid"] is True and answer["stopped"] == "valid" and answer["round_count"] == 2
@@ -73,25 +80,21 @@ def test_a_broken_draft_is_explained_back_and_the_fixed_one_returned(server: Fas
     assert "line 4" in model.requests[1][2] and "undefined_thing" in model.requests[1][2]
 
 
-def test_rounds_are_bounded(server: FastMCP) -> None:
+@REVISIONS
+def test_rounds_are_bounded(server: FastMCP, mode: str) -> None:
     model = ScriptedModel(BROKEN, BROKEN, FIXED)
     ok, answer = _draft(
-        server, {"description": "accounts", "max_rounds": 2}, sampling_handler=model, mode="legacy"
+        server, {"description": "accounts", "max_rounds": 2}, sampling_handler=model, mode=mode
     )
     assert ok and answer["valid"] is False and answer["stopped"] == "max_rounds"
     assert [r["valid"] for r in answer["rounds"]] == [False, False] and len(model.requests) == 2
 
 
-def test_a_client_without_sampling_is_pointed_to_the_author_recipe_prompt(server: FastMCP) -> None:
-    ok, error = _draft(server, {"description": "accounts"}, mode="legacy")
+@REVISIONS
+def test_a_client_without_sampling_is_pointed_to_the_author_recipe_prompt(server: FastMCP, mode: str) -> None:
+    ok, error = _draft(server, {"description": "accounts"}, mode=mode)
     assert not ok and error["error"] == "sampling_unavailable"
     assert error["prompt"] == "author_recipe" and "author_recipe" in error["hint"]
-
-
-def test_a_connection_without_a_back_channel_says_so(server: FastMCP) -> None:
-    # FastMCP 4's client negotiates the 2026-07-28 protocol by default: it has no server-initiated requests
-    ok, error = _draft(server, {"description": "accounts"}, sampling_handler=ScriptedModel(FIXED))
-    assert not ok and error["error"] == "sampling_unavailable" and "author_recipe" in error["hint"]
 
 
 def test_drafts_are_validated_in_the_sandbox_policy(tmp_path: Path) -> None:

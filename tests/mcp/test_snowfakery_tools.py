@@ -495,3 +495,58 @@ def test_stdio_server_keeps_snowfakery_output_off_the_protocol_stream(tmp_path: 
     answer = asyncio.run(session())
     assert answer["summary"]["row_counts"] == {"A": 2}
     assert any(m.startswith("Created ") for m in answer["messages"])
+
+
+def test_run_recipe_as_a_task_on_the_current_revision(env: tuple[FastMCP, Settings]) -> None:
+    """A client on 2026-07-28 that asks for a task gets its id at once and the run's answer from tasks/get; the
+    run is the plain call's: the same run folder, resources and audit run (docs/MCP_PROTOCOL.md)."""
+    from dagster import DagsterInstance, DagsterRunStatus
+    from fastmcp_tasks import call_tool_task
+
+    from ade_platform.live import flush_all
+
+    server, settings = env
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            task = await call_tool_task(
+                client,
+                "snowfakery.run_recipe",
+                {"recipe_text": RECIPE, "reps": 1, "output_format": "json", "cause": "test: as a task"},
+            )
+            return task.create_result, await task.result()
+
+    created, result = asyncio.run(go())
+    assert created.status == "working" and created.task_id
+    run = result.structured_content
+    assert run["summary"]["row_counts"] == {"Account": 2, "Contact": 2}
+    assert run["resources"] == [
+        f"snowfakery://runs/{run['run_id']}/recipe",
+        f"snowfakery://runs/{run['run_id']}/output.json",
+    ]
+    flush_all()
+    record = DagsterInstance.from_config(str(settings.dagster_home)).get_run_by_id(
+        run["provenance"]["run_id"]
+    )
+    assert record is not None and record.status == DagsterRunStatus.SUCCESS
+    assert (
+        record.tags["ade/tool"] == "snowfakery.run_recipe" and record.tags["ade/cause"] == "test: as a task"
+    )
+
+
+def test_resource_reads_carry_no_cache_hint_where_lists_do(env: tuple[FastMCP, Settings]) -> None:
+    """On 2026-07-28 the lists say how long they hold (they never change while the gateway runs); a read is
+    stale at once: a run's artifacts come and go (docs/MCP_PROTOCOL.md)."""
+    server, _ = env
+
+    async def go() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            assert client.protocol_version == "2026-07-28"
+            return await client.list_resources_mcp(), await client.read_resource_mcp(
+                "snowfakery://examples/list"
+            )
+
+    listed, read = asyncio.run(go())
+    assert listed.model_dump(by_alias=True, exclude_unset=True)["ttlMs"] > 0
+    # the wire's default: immediately stale
+    assert read.model_dump(by_alias=True, exclude_unset=True).get("ttlMs", 0) == 0 and read.contents

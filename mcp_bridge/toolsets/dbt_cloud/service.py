@@ -5,6 +5,7 @@ account as an audited live call (read-only on the fast path; a trigger in-line, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -115,21 +116,28 @@ class DbtCloudService:
         interval = self.section.poll_interval_seconds if self.section else 10
         started = time.monotonic()
         checks = 0
-        while True:
-            run = await anyio.to_thread.run_sync(lambda: client.get_run(run_id))
-            checks += 1
-            waited = time.monotonic() - started
-            status = lib.status_name(run.get("status"))
-            done = run.get("status") in lib.TERMINAL
-            timed_out = not done and waited + min(interval, 0.01) >= timeout_seconds
-            if done or timed_out:
-                break
-            await report_progress(
-                progress=round(waited, 1),
-                total=float(timeout_seconds),
-                message=f"run {run_id} {status} after {waited:.0f} s",
-            )
-            await asyncio.sleep(min(interval, max(timeout_seconds - waited, 0)))
+        arguments = {"run_id": run_id, "timeout_seconds": timeout_seconds}
+        try:
+            while True:
+                run = await anyio.to_thread.run_sync(lambda: client.get_run(run_id))
+                checks += 1
+                waited = time.monotonic() - started
+                status = lib.status_name(run.get("status"))
+                done = run.get("status") in lib.TERMINAL
+                timed_out = not done and waited + min(interval, 0.01) >= timeout_seconds
+                if done or timed_out:
+                    break
+                await report_progress(
+                    progress=round(waited, 1),
+                    total=float(timeout_seconds),
+                    message=f"run {run_id} {status} after {waited:.0f} s",
+                )
+                await asyncio.sleep(min(interval, max(timeout_seconds - waited, 0)))
+        except anyio.get_cancelled_exc_class():
+            # A cancelled wait (tasks/cancel, a client gone) is on record too: a failed run saying so.
+            with anyio.CancelScope(shield=True), contextlib.suppress(ToolFailure):
+                await self.live("dbtcloud_poll_run", _cancelled(run_id, checks), arguments)
+            raise
         answer: dict[str, Any] = {
             "run_id": run_id,
             "job_id": run.get("job_definition_id"),
@@ -145,9 +153,7 @@ class DbtCloudService:
             "href": run.get("href"),
         }
         # The wait itself is not a Dagster op (it can take minutes); its outcome is recorded as one.
-        _, stamp = await self.live(
-            "dbtcloud_poll_run", lambda c: None, {"run_id": run_id, "timeout_seconds": timeout_seconds}
-        )
+        _, stamp = await self.live("dbtcloud_poll_run", lambda c: None, arguments)
         return self.ctx.observed("dbtcloud_poll_run", {**answer, "provenance": stamp})  # type: ignore[return-value]
 
     # ---- reads: a tracked job's snapshot when dbt Cloud has nothing newer, dbt Cloud otherwise ----------------
@@ -394,3 +400,16 @@ def status_filter(status: str | None) -> int | None:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cancelled(run_id: int, checks: int) -> Callable[[Any], None]:
+    """The body of a cancelled wait's audit run: it fails with `cancelled` (the dbt Cloud run goes on)."""
+
+    def body(_client: Any) -> None:
+        raise ToolFailure(
+            "cancelled",
+            f"the wait for run {run_id} was cancelled after {checks} status checks",
+            run_id=run_id,
+        )
+
+    return body

@@ -60,7 +60,7 @@ class DbtCloudTools:
         Allow-listed jobs only; recorded as an audited run."""
         return await self.service.trigger(job_id, cause, steps_override)
 
-    @tool(READ_ONLY_OPEN_WORLD)
+    @tool(READ_ONLY_OPEN_WORLD, task=True)
     async def dbtcloud_poll_run(
         self,
         run_id: RunId,

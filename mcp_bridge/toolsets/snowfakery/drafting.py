@@ -5,15 +5,21 @@ explain_errors does (YAML, schema, policy, Snowfakery's validator in the sandbox
 while it is invalid, sends the explanations back (construct, line, rule, the smallest fix) and asks again, up to
 `max_rounds`. The server holds no model and no key: the client decides which model answers, and may refuse.
 
-Sampling is a back-channel request, so it needs a session that has one: a handshake-era connection (MCP
-protocol up to 2025-11-25) from a client that declared the sampling capability. FastMCP 4 dropped `ctx.sample`
-(the 2026-07-28 protocol removed server-initiated requests, SEP-2577); the MCP SDK's session still sends them on
-connections that allow it, which is what this uses. Where it cannot, the tool says so (`sampling_unavailable`)
-and points to the `author_recipe` prompt, which runs the same loop in the agent's own model.
+How the server asks depends on the revision the connection speaks:
+- **2026-07-28** has no server-initiated requests (SEP-2577): each round is a multi-round-trip leg (SEP-2322). The
+  call answers `input_required` with the sampling request; the client has its model answer and calls again with
+  the answer and the request state, in which the server keeps the conversation so far (sealed by FastMCP: a
+  client cannot alter it). The server holds nothing between legs.
+- **Up to 2025-11-25** sampling is a back-channel request on the session, from a client that declared the
+  sampling capability. FastMCP 4 dropped `ctx.sample`; the MCP SDK's session still sends it on connections that
+  allow it, which is what this uses.
+Where neither can be done (a client without sampling), the tool says so (`sampling_unavailable`) and points to
+the `author_recipe` prompt, which runs the same loop in the agent's own model.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from typing import Any
@@ -112,20 +118,93 @@ def _client_samples(ctx: Context) -> bool:
 
 async def draft_recipe(
     services: ServiceHolder, ctx: Context, description: str, target_schema: str | None, max_rounds: int
-) -> dict[str, Any]:
+) -> Any:
+    if _round_trips(ctx):
+        return await _draft_leg(services, ctx, description, target_schema, max_rounds)
     if not _client_samples(ctx):
         raise _unavailable("the client did not declare the MCP sampling capability")
     messages = [_message("user", first_request(description, target_schema))]
     rounds: list[dict[str, Any]] = []
-    draft = ""
-    for number in range(1, max_rounds + 1):
+    for _ in range(max_rounds):
         draft = recipe_text(await _sample(ctx, messages))
-        verdict = await anyio.to_thread.run_sync(_explain, services, draft)
-        rounds.append({"round": number, "valid": verdict["valid"], "recipe_text": draft, **_summary(verdict)})
-        await ctx.report_progress(number, max_rounds)
-        if verdict["valid"]:
+        if await _judge(services, ctx, rounds, draft, max_rounds):
             break
-        messages += [_message("assistant", draft), _message("user", feedback(verdict["explanations"]))]
+        messages += [_message("assistant", draft), _message("user", rounds[-1]["feedback"])]
+    return _answer(rounds)
+
+
+async def _judge(
+    services: ServiceHolder, ctx: Context, rounds: list[dict[str, Any]], draft: str, max_rounds: int
+) -> bool:
+    """Validate a round's draft, record the round (with the feedback for the next one); True when it is valid."""
+    verdict = await anyio.to_thread.run_sync(_explain, services, draft)
+    rounds.append(
+        {
+            "round": len(rounds) + 1,
+            "valid": verdict["valid"],
+            "recipe_text": draft,
+            **_summary(verdict),
+            "feedback": "" if verdict["valid"] else feedback(verdict["explanations"]),
+        }
+    )
+    await ctx.report_progress(len(rounds), max_rounds)
+    return bool(verdict["valid"])
+
+
+# ---- 2026-07-28: one leg per round (multi-round-trip requests) ----------------------------------------------
+_DRAFT_KEY = "draft"
+
+
+def _round_trips(ctx: Context) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    rc = ctx.request_context
+    return rc is not None and rc.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def _draft_leg(
+    services: ServiceHolder, ctx: Context, description: str, target_schema: str | None, max_rounds: int
+) -> Any:
+    """One leg: validate the draft the client's model sent (if any), then answer, or ask for the next draft."""
+    from mcp_types import CreateMessageResult
+
+    responses, state = ctx.input_responses, ctx.request_state
+    if not responses or state is None:  # the first leg (or a retry without answers): ask for the first draft
+        if not _client_samples(ctx):
+            raise _unavailable("the client did not declare the MCP sampling capability")
+        return _ask([_message("user", first_request(description, target_schema))], [])
+    kept = json.loads(state)
+    messages = [_message(m["role"], m["text"]) for m in kept["messages"]]
+    rounds: list[dict[str, Any]] = kept["rounds"]
+    answer = responses.get(_DRAFT_KEY)
+    if not isinstance(answer, CreateMessageResult):
+        raise _unavailable("the client answered the draft request without a model's message")
+    draft = recipe_text(answer)
+    if await _judge(services, ctx, rounds, draft, max_rounds) or len(rounds) >= max_rounds:
+        return _answer(rounds)
+    return _ask([*messages, _message("assistant", draft), _message("user", rounds[-1]["feedback"])], rounds)
+
+
+def _ask(messages: list[SamplingMessage], rounds: list[dict[str, Any]]) -> Any:
+    """The leg's answer: the sampling request for the next draft, and the conversation so far as request state."""
+    from mcp_types import CreateMessageRequest, CreateMessageRequestParams, InputRequiredResult
+
+    params = CreateMessageRequestParams(
+        messages=messages, max_tokens=MAX_DRAFT_TOKENS, system_prompt=SYSTEM_PROMPT, temperature=0.2
+    )
+    state = {
+        "messages": [{"role": m.role, "text": m.content.text} for m in messages],  # type: ignore[union-attr]
+        "rounds": [{k: v for k, v in r.items() if k != "feedback"} for r in rounds],  # it is in messages
+    }
+    return InputRequiredResult(
+        input_requests={_DRAFT_KEY: CreateMessageRequest(params=params)}, request_state=json.dumps(state)
+    )
+
+
+def _answer(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    for item in rounds:
+        item.pop("feedback", None)
+    draft = rounds[-1]["recipe_text"]
     valid = rounds[-1]["valid"]
     return {
         "valid": valid,

@@ -189,7 +189,7 @@ class SnowfakeryTools:
         with self.services.scrubbed() as service:
             return service.analyze(service.source(recipe_path, recipe_text))
 
-    @tool(WRITES_WORKSPACE)
+    @tool(WRITES_WORKSPACE, task=True)
     def run_recipe(
         self,
         recipe_path: RecipePath = None,
@@ -436,8 +436,9 @@ class SnowfakeryTools:
         ] = None,
         max_rounds: Annotated[int, Field(ge=1, le=5, description="Drafts to ask for at most.")] = 3,
     ) -> DraftAnswer:
-        """Draft a Snowfakery recipe from a description with the client's model (MCP sampling), validating each
-        draft until one is valid. Nothing runs. Without sampling, use the author_recipe prompt."""
+        """Draft a Snowfakery recipe from a description with the client's model, validating each draft until one is
+        valid. Nothing runs. Round trips on 2026-07-28, MCP sampling before; without either, use the author_recipe
+        prompt."""
         from mcp_bridge.toolsets.snowfakery.drafting import draft_recipe
 
         return await draft_recipe(self.services, ctx, description, target_schema, max_rounds)
