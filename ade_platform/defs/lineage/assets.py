@@ -15,6 +15,7 @@ from ade_platform.lib.lineage.build import Builder
 from ade_platform.lib.lineage.render import mermaid
 from ade_platform.lib.lineage.sources import (
     LINEAGE_ASSET,
+    OPENLINEAGE_ASSET,
     Topology,
     build_graph,
     graph_assets,
@@ -34,7 +35,46 @@ def topology(settings: Settings) -> Topology:
         builders=tuple(
             Builder(b.system, b.job, list(b.select), list(b.exclude)) for b in settings.lineage.builders
         ),
+        namespaces=tuple(sorted(settings.openlineage.receive.namespaces.items())),
     )
+
+
+def receives_openlineage(settings: Settings) -> bool:
+    receive = settings.openlineage.receive
+    return receive.enabled or bool(receive.files)
+
+
+def _openlineage_asset(settings: Settings) -> dg.AssetsDefinition:
+    receive = settings.openlineage.receive
+
+    @dg.asset(
+        name=OPENLINEAGE_ASSET,
+        group_name=GROUP,
+        kinds={"python"},
+        automation_condition=dg.AutomationCondition.on_cron("*/5 * * * *"),
+        description="OpenLineage events received by the gateway (its journal in the store) and read from "
+        "producers' files, folded per job: the datasets its newest run read and wrote, with their facets, "
+        "and its recent run states. Bounded (openlineage.receive). cross_stack_lineage joins it.",
+    )
+    def openlineage_events(context: dg.AssetExecutionContext, store: StoreResource) -> dg.MaterializeResult:
+        from ade_platform.lib.openlineage import collect
+
+        writer = store.writer()
+        snapshot = collect(
+            writer.root,
+            list(receive.files),
+            max_events=receive.max_journal_events,
+            max_event_bytes=receive.max_event_bytes,
+            max_jobs=receive.max_jobs,
+            max_runs=receive.max_runs_per_job,
+        )
+        prov = writer.publish(OPENLINEAGE_ASSET, snapshot, run_id=context.run.run_id)
+        return dg.MaterializeResult(
+            metadata={"store_version": prov.version, **snapshot["stats"]},
+            data_version=dg.DataVersion(prov.data_version),
+        )
+
+    return openlineage_events
 
 
 def _dashboard_graphs(lineage: dict[str, Any], read) -> str:
@@ -59,6 +99,8 @@ def _topology_of(lineage: dict[str, Any]) -> Topology:
 
 def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> dg.Definitions:
     topo = topology(settings)
+    extra = [_openlineage_asset(settings)] if receives_openlineage(settings) else []
+    defined_assets = defined_assets | {OPENLINEAGE_ASSET} if extra else defined_assets
     inputs = [name for name in graph_assets(topo) if name in defined_assets]
 
     @dg.asset(
@@ -98,8 +140,9 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
 
     sensor = dg.AutomationConditionSensorDefinition(
         "lineage_automation_sensor",
-        target=[cross_stack_lineage],
+        target=[cross_stack_lineage, *extra],
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized.",
+        description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized (and folds "
+        "received OpenLineage events every 5 minutes when openlineage.receive is on).",
     )
-    return dg.Definitions(assets=[cross_stack_lineage], sensors=[sensor])
+    return dg.Definitions(assets=[cross_stack_lineage, *extra], sensors=[sensor])
