@@ -64,6 +64,16 @@ class OpenLineageEmit(_Model):
     producer: str = Field(
         "https://github.com/ade-platform/ade-platform", description="The producer URI of ADE's events."
     )
+    facet_schema_url: str | None = Field(
+        None,
+        description="Where ADE's custom facet schemas are published (docs/openlineage/); default: under the "
+        "producer URI's main branch.",
+    )
+    namespaces: dict[str, str] = Field(
+        default_factory=dict,
+        description="Warehouse name -> the dataset namespace its tables are sent with (default <type>://<name>, "
+        "bigquery for BigQuery).",
+    )
 
 
 class OpenLineageSettings(_Model):

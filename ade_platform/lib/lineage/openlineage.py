@@ -75,6 +75,11 @@ class _Datasets:
         )
 
 
+def _named(entry: dict[str, Any]) -> dict[str, str]:
+    """The dataset as the producer named it (kept on the edge, so what ADE sends out names it the same way)."""
+    return {"namespace": entry["namespace"], "name": entry["name"]}
+
+
 def _facets(entry: dict[str, Any]) -> dict[str, Any]:
     out = dict(entry.get("facets") or {})
     for extra in ("inputFacets", "outputFacets"):
@@ -109,10 +114,10 @@ def add_openlineage(
         )
         for entry in job.get("inputs") or []:
             did = datasets.node(entry["namespace"], entry["name"])
-            g.edge(did, jid, "reads", HOW, facets=_facets(entry) or None)
+            g.edge(did, jid, "reads", HOW, dataset=_named(entry), facets=_facets(entry) or None)
         for entry in job.get("outputs") or []:
             did = datasets.node(entry["namespace"], entry["name"])
-            g.edge(jid, did, "writes", HOW, facets=_facets(entry) or None)
+            g.edge(jid, did, "writes", HOW, dataset=_named(entry), facets=_facets(entry) or None)
             columns += _column_edges(datasets, did, jid, entry)
     for entry in state.get("datasets") or []:
         did = datasets.node(entry["namespace"], entry["name"])
