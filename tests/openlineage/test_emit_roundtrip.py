@@ -12,7 +12,7 @@ import pytest
 from openlineage.client.serde import Serde
 
 from ade_platform.config import OpenLineageEmit
-from ade_platform.lib.lineage.build import LineageInputs, build_lineage
+from ade_platform.lib.lineage.build import build_lineage
 from ade_platform.lib.openlineage import append_event, check_event
 from ade_platform.lib.openlineage.conform import NotConformant, conform
 from ade_platform.lib.openlineage.emit import as_dict, graph_events, run_events, send, verdict_event

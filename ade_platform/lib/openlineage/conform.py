@@ -78,7 +78,7 @@ def _field_type(cls: type, f: Any) -> Any:
     if not isinstance(f.type, str):
         return f.type
     owner = next((k for k in cls.__mro__ if f.name in getattr(k, "__annotations__", {})), cls)
-    return eval(f.type, vars(importlib.import_module(owner.__module__)))  # noqa: S307 - the client's own annotations
+    return eval(f.type, vars(importlib.import_module(owner.__module__)))
 
 
 def _structure(tp: Any, value: Any, where: str) -> Any:
