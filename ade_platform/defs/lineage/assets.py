@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 
 from ade_platform.config import Settings
+from ade_platform.defs.lineage.openlineage import openlineage_sensors, send_quietly
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.lineage.build import Builder
 from ade_platform.lib.lineage.render import mermaid
@@ -93,6 +94,16 @@ def _dashboard_graphs(lineage: dict[str, Any], read) -> str:
     return "\n\n".join(parts) or "No dashboards in the inventory: nothing to render."
 
 
+def _emit_graph(settings: Settings, lineage: dict[str, Any], log: Any) -> int | None:
+    """The graph as OpenLineage static lineage, when openlineage.emit has a transport: how many events went."""
+    emit = settings.openlineage.emit
+    if not emit.transport:
+        return None
+    from ade_platform.lib.openlineage.emit import graph_events
+
+    return send_quietly(emit, graph_events(lineage, emit), log)
+
+
 def _topology_of(lineage: dict[str, Any]) -> Topology:
     return Topology(**lineage["topology"]) if "topology" in lineage else Topology({}, None)
 
@@ -124,6 +135,7 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
             LINEAGE_ASSET, lineage, run_id=context.run.run_id, source={"inputs": versions}
         )
         stats = lineage["stats"]
+        sent = _emit_graph(settings, lineage, context.log)
         return dg.MaterializeResult(
             metadata={
                 "store_version": prov.version,
@@ -134,6 +146,7 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
                 "unresolved": len(lineage["unresolved"]),
                 "inputs": dg.MetadataValue.json(versions),
                 "dashboards": dg.MetadataValue.md(_dashboard_graphs(lineage, read)),
+                **({"openlineage_events_sent": sent} if sent is not None else {}),
             },
             data_version=dg.DataVersion(prov.data_version),
         )
@@ -145,4 +158,6 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
         description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized (and folds "
         "received OpenLineage events every 5 minutes when openlineage.receive is on).",
     )
-    return dg.Definitions(assets=[cross_stack_lineage, *extra], sensors=[sensor])
+    return dg.Definitions(
+        assets=[cross_stack_lineage, *extra], sensors=[sensor, *openlineage_sensors(settings)]
+    )
