@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from ade_platform.config import REPO_ROOT, load_settings
+from ade_platform.config import REPO_ROOT, OpenLineageEmit, load_settings
 from ade_platform.emulators.orchestrators import DEMO_DAGS, TOOLS, airflow_env, openlineage_env
+from ade_platform.lib.openlineage.conform import conform
+from ade_platform.lib.openlineage.emit import as_dict, graph_events
+from ade_platform.lib.openlineage.journal import read_journal
+from ade_platform.store import StoreWriter
 from ade_platform.supervise import free_port
 from mcp_bridge.server import build_server
 from tests.auth.support import threaded_gateway
@@ -55,13 +59,14 @@ def test_the_providers_events_join_the_graph(tmp_path: Path) -> None:
         "openlineage:\n  receive:\n    enabled: true\n"
     )
     settings = load_settings(config, env={})
-    home = tmp_path / "airflow"
+    home, events = tmp_path / "airflow", tmp_path / "events"
     home.mkdir()
+    events.mkdir()
     bin_dir = REPO_ROOT / ".venv" / "bin"
     with threaded_gateway(settings) as url:
         env = {
             **airflow_env(home, free_port(), DEMO_DAGS),
-            **openlineage_env(url.removesuffix("/mcp"), tmp_path / "events"),
+            **openlineage_env(url.removesuffix("/mcp"), events),
             "ADE_DEMO_ADE": str(bin_dir / "ade"),
             "ADE_CONFIG": str(config),
             "ADE_HOME": str(tmp_path / "home"),
@@ -79,10 +84,29 @@ def test_the_providers_events_join_the_graph(tmp_path: Path) -> None:
                 ok
             ):  # the broken one fails its task; whether `dags test` then exits non-zero is Airflow's affair
                 assert done.returncode == 0, done.stderr[-3000:]
-    sent = (tmp_path / "events" / "airflow.jsonl").read_text().splitlines()
-    assert {json.loads(line)["eventType"] for line in sent} >= {"START", "COMPLETE", "FAIL"}
+    # the composite transport sent each event to the gateway and to the file: the same events
+    sent = [json.loads(line) for line in (events / "airflow.jsonl").read_text().splitlines()]
+    assert {e["eventType"] for e in sent} >= {"START", "COMPLETE", "FAIL"}
+    journaled = read_journal(StoreWriter(settings.store_root).root, 1000)
+    assert sorted(e["run"]["runId"] + e["eventType"] for e in journaled) == sorted(
+        e["run"]["runId"] + e["eventType"] for e in sent
+    )
     graph = fold_and_build(settings)
     assert JOB in {n["id"] for n in graph["nodes"]}
+    # in -> graph -> out: the task's event comes out with the provider's job facets and datasets, conformant
+    task = next(
+        e
+        for e in sent
+        if e["job"]["name"] == "ade_demo_sql.summarize_orders" and e["eventType"] == "COMPLETE"
+    )
+    out = next(
+        as_dict(e) for e in graph_events(graph, OpenLineageEmit()) if e.job.name == task["job"]["name"]
+    )
+    conform(out)
+    assert out["job"]["facets"] == task["job"]["facets"]
+    assert [(d["namespace"], d["name"]) for d in out["outputs"]] == [
+        (d["namespace"], d["name"]) for d in task["outputs"]
+    ]
     server = build_server(settings, only="lineage")
     (ok, trace), (ok2, incident) = call_tools(
         server,

@@ -35,7 +35,13 @@ _SUFFIXES = (
     ("_job", "job"),
     ("_run", "run"),
 )
-_IRREGULAR = {("dataset", "datasource"): "dataSource", ("dataset", "base_subset"): "subset"}
+# facet keys the spec does not spell as its schema file's camel-cased stem
+_IRREGULAR = {
+    ("dataset", "datasource"): "dataSource",
+    ("dataset", "base_subset"): "subset",
+    ("dataset", "dataset_version"): "version",
+    ("run", "processing_engine"): "processing_engine",
+}
 
 
 class NotConformant(ValueError):
