@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ade_platform.config import Settings
+from ade_platform.lib.errors import CodedError
 from mcp_bridge.errors import ERROR_CODES
 
 log = logging.getLogger("ade.mcp.openlineage")
@@ -99,7 +100,21 @@ class OpenLineageReceiver:
             event = parse_event(body, self.max_bytes)
         except OpenLineageError as exc:
             return _refuse(exc.code, exc.detail, len(body))
-        await anyio.to_thread.run_sync(self._journal, event)
+        try:
+            await anyio.to_thread.run_sync(self._journal, event)
+        except (
+            OSError,
+            CodedError,
+        ) as exc:  # the store refused: the producer may retry; the type only is logged
+            log.warning("openlineage event not journaled: %s", type(exc).__name__)
+            return JSONResponse(
+                {
+                    "error": "store_write_failed",
+                    "detail": "the event could not be kept",
+                    "hint": ERROR_CODES["store_write_failed"],
+                },
+                status_code=503,
+            )
         return Response(status_code=201)
 
 

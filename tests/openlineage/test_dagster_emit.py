@@ -65,3 +65,28 @@ def test_assets_fold_join_and_send_and_runs_go_out(tmp_path: Path) -> None:
         assert "cross_stack_lineage" in runs[0]["job"]["name"]
         for event in out:
             conform(event)
+
+
+def test_the_events_sensor_folds_only_when_something_came(tmp_path: Path) -> None:
+    from ade_platform.definitions import build_definitions
+    from ade_platform.lib.openlineage import append_event
+    from ade_platform.store import StoreWriter
+
+    config = tmp_path / "ade.yaml"
+    config.write_text(f"home: {tmp_path / 'home'}\nopenlineage:\n  receive:\n    enabled: true\n")
+    settings = load_settings(config, env={})
+    sensor = next(
+        s for s in build_definitions(settings).sensors or () if s.name == "openlineage_events_sensor"
+    )
+
+    def tick(cursor: str | None) -> dg.SensorResult:
+        with dg.instance_for_test() as instance:
+            return sensor(dg.build_sensor_context(instance=instance, cursor=cursor))
+
+    first = tick(None)  # nothing folded yet: a first fold
+    assert len(first.run_requests or []) == 1 and first.cursor
+    idle = tick(first.cursor)
+    assert not idle.run_requests and idle.skip_reason and "no OpenLineage event" in str(idle.skip_reason)
+    append_event(StoreWriter(settings.store_root).root, Serde.to_dict(task_events(fail=False)[0]), 100)
+    again = tick(first.cursor)
+    assert len(again.run_requests or []) == 1 and again.cursor != first.cursor

@@ -10,7 +10,7 @@ from typing import Any
 import dagster as dg
 
 from ade_platform.config import Settings
-from ade_platform.defs.lineage.openlineage import openlineage_sensors, send_quietly
+from ade_platform.defs.lineage.openlineage import openlineage_events_sensor, openlineage_sensors, send_quietly
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.lineage.build import Builder
 from ade_platform.lib.lineage.render import mermaid
@@ -52,7 +52,6 @@ def _openlineage_asset(settings: Settings) -> dg.AssetsDefinition:
         name=OPENLINEAGE_ASSET,
         group_name=GROUP,
         kinds={"python"},
-        automation_condition=dg.AutomationCondition.on_cron("*/5 * * * *"),
         description="OpenLineage events received by the gateway (its journal in the store) and read from "
         "producers' files, folded per job: the datasets its newest run read and wrote, with their facets, "
         "and its recent run states. Bounded (openlineage.receive). cross_stack_lineage joins it.",
@@ -111,6 +110,7 @@ def _topology_of(lineage: dict[str, Any]) -> Topology:
 def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> dg.Definitions:
     topo = topology(settings)
     extra = [_openlineage_asset(settings)] if receives_openlineage(settings) else []
+    watch = [openlineage_events_sensor(settings, extra[0])] if extra else []
     defined_assets = defined_assets | {OPENLINEAGE_ASSET} if extra else defined_assets
     inputs = [name for name in graph_assets(topo) if name in defined_assets]
 
@@ -153,11 +153,10 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
 
     sensor = dg.AutomationConditionSensorDefinition(
         "lineage_automation_sensor",
-        target=[cross_stack_lineage, *extra],
+        target=[cross_stack_lineage],
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized (and folds "
-        "received OpenLineage events every 5 minutes when openlineage.receive is on).",
+        description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized.",
     )
     return dg.Definitions(
-        assets=[cross_stack_lineage, *extra], sensors=[sensor, *openlineage_sensors(settings)]
+        assets=[cross_stack_lineage, *extra], sensors=[sensor, *watch, *openlineage_sensors(settings)]
     )

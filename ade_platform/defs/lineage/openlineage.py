@@ -1,4 +1,5 @@
-"""OpenLineage out from Dagster: every run of the instance (materializations, and the audited live runs
+"""OpenLineage in Dagster: a sensor folds received events when the journal or a producer's file changed; and out:
+every run of the instance (materializations, and the audited live runs
 `live__<tool>` the audit worker records) as START and COMPLETE or FAIL, and the cross-stack graph after each
 build, sent through `openlineage.emit.transport`. A transport that fails is a warning, never a failed run."""
 
@@ -47,6 +48,32 @@ def emit_run(context: Any, emit: OpenLineageEmit, failed: bool, message: str | N
         emit, run_job_name(run), run.run_id, _iso(started), _iso(stats.end_time), failed, message
     )
     return send_quietly(emit, events, context.log)
+
+
+def openlineage_events_sensor(settings: Settings, asset: dg.AssetsDefinition) -> dg.SensorDefinition:
+    """Materializes openlineage_events when an event was journaled or a producer's file changed since it last
+    looked (the cursor is their signature), so an idle journal costs no run and no rebuild of the graph."""
+    from ade_platform.defs.failure_sensor import Tick, failure_sensor, sensor_run
+
+    receive = settings.openlineage.receive
+
+    def poll(context: dg.SensorEvaluationContext) -> Tick:
+        from ade_platform.lib.openlineage.journal import signature
+        from ade_platform.store import StoreWriter
+
+        now = signature(StoreWriter(settings.store_root).root, list(receive.files))
+        if now == context.cursor:
+            return Tick(skip_reason="no OpenLineage event since the last fold")
+        return Tick(run_requests=[sensor_run(f"openlineage-{now}", "new OpenLineage events")], cursor=now)
+
+    return failure_sensor(
+        "openlineage_events_sensor",
+        description="Folds received OpenLineage events (the gateway's journal, producers' files) into "
+        "openlineage_events when they changed; cross_stack_lineage follows.",
+        minimum_interval_seconds=60,
+        poll=poll,
+        asset_selection=[asset],
+    )
 
 
 def openlineage_sensors(settings: Settings) -> list[dg.SensorDefinition]:

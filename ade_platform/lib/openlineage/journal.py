@@ -11,6 +11,7 @@ lines; a line that is not a valid event is counted, never kept.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -88,6 +89,18 @@ def _files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             out.append(path)
     return out
+
+
+def signature(root: StoreRoot, paths: Iterable[Path]) -> str:
+    """Changes when an event is journaled or a producer's file grows or is replaced: the newest journal entry
+    and the journal's size, and each file's path, size and modification time."""
+    entries = _entries(root)
+    parts = [f"journal:{len(entries)}:{entries[-1] if entries else ''}"]
+    for path in _files(paths):
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
 def read_files(
