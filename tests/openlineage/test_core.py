@@ -119,3 +119,28 @@ def test_the_journal_keeps_the_newest_and_files_skip_bad_lines(tmp_path: Path) -
     snapshot = collect(root, [folder], max_events=50, max_event_bytes=1 << 20, max_jobs=10, max_runs=5)
     assert snapshot["stats"]["files"] == len(EVENTS) and snapshot["stats"]["journal"] == 50
     assert snapshot["stats"]["refused_lines"] == 2
+
+
+def test_events_named_as_dbt_ol_names_them_land_on_the_manifests_nodes() -> None:
+    """openlineage-dbt names a DuckDB relation `duckdb://<profile path>` + `database.schema.table` (its processor's
+    extract_namespace): such a job's datasets are the tables the manifest's models materialize, not new nodes."""
+    from ade_platform.lib.dbt.lineage import build_lineage_index
+    from ade_platform.lib.lineage.build import build_lineage
+    from tests.unit.test_lineage_cross_stack import P, _inputs, _manifest
+
+    inputs = _inputs(build_lineage_index(_manifest()))
+    namespace = "duckdb:///srv/warehouse/wh.duckdb"
+    event = _event("x", RUNS[0], "COMPLETE", 0)
+    event.update(
+        job={"namespace": "dbt", "name": f"dbt-run-{P}.model.{P}.revenue"},
+        inputs=[{"namespace": namespace, "name": "wh.main.orders"}],
+        outputs=[{"namespace": namespace, "name": "wh.main.revenue"}],
+    )
+    inputs.openlineage = fold([check_event(event)])
+    graph = build_lineage(inputs)
+    materialized = {e["from"]: e["to"] for e in graph["edges"] if e["kind"] == "materializes"}
+    written = [e["to"] for e in graph["edges"] if e["kind"] == "writes"]
+    read = [e["from"] for e in graph["edges"] if e["kind"] == "reads" and e["how"] == "openlineage"]
+    assert written == [materialized[f"dbt:model.{P}.revenue"]]
+    assert read == [materialized[f"dbt:model.{P}.orders"]]
+    assert not [n for n in graph["nodes"] if n.get("kind") == "dataset"]
