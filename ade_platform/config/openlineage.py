@@ -4,22 +4,22 @@ lineage, runs and root-cause verdicts sent through the OpenLineage client's tran
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AfterValidator, BeforeValidator, Field, SecretStr, field_validator
 
-from ade_platform.config.base import _Model, empty_is_none
-
-MIN_TOKEN_LENGTH = 32
+from ade_platform.config.base import _Model, empty_is_none, long_enough_token
 
 
 class OpenLineageReceive(_Model):
     enabled: bool = Field(False, description="Serve the OpenLineage endpoint on the gateway's HTTP server.")
     path: str = Field("/api/v1/lineage", description="Where producers POST events (Marquez's path).")
-    token: SecretStr | None = Field(
-        None,
-        description="Bearer token producers send (e.g. ${ADE_OPENLINEAGE_TOKEN}); the gateway's own token "
-        "or OIDC sign-in is accepted too. Without any, only loopback callers are served.",
+    token: Annotated[SecretStr | None, BeforeValidator(empty_is_none), AfterValidator(long_enough_token)] = (
+        Field(
+            None,
+            description="Bearer token producers send (e.g. ${ADE_OPENLINEAGE_TOKEN}); the gateway's own token "
+            "or OIDC sign-in is accepted too. Without any, only loopback callers are served.",
+        )
     )
     files: list[Path] = Field(
         default_factory=list,
@@ -33,18 +33,6 @@ class OpenLineageReceive(_Model):
     max_journal_events: int = Field(20_000, ge=10, description="Events kept in the store's journal.")
     max_jobs: int = Field(5_000, ge=1, description="Jobs kept by openlineage_events (least recent dropped).")
     max_runs_per_job: int = Field(20, ge=1, le=1000, description="Run states kept per job.")
-
-    @field_validator("token", mode="before")
-    @classmethod
-    def _empty_token_is_none(cls, value: Any) -> Any:
-        return empty_is_none(value)
-
-    @field_validator("token")
-    @classmethod
-    def _token_long_enough(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
-            raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters (e.g. `openssl rand -hex 24`)")
-        return value
 
     @field_validator("path")
     @classmethod

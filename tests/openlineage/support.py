@@ -15,7 +15,7 @@ from ade_platform.lib.lineage.sources import (
     build_graph,
     store_read,
 )
-from ade_platform.lib.openlineage import collect
+from ade_platform.lib.openlineage import collect_received
 from ade_platform.store import StoreReader, StoreWriter
 
 TOKEN = "ol-" + "k" * 40
@@ -140,17 +140,25 @@ def http_client(base_url: str, token: str | None = TOKEN) -> Any:
 
 def fold_and_build(settings: Settings) -> dict[str, Any]:
     """What the openlineage_events asset and then cross_stack_lineage publish."""
-    receive = settings.openlineage.receive
     writer = StoreWriter(settings.store_root)
-    snapshot = collect(
-        writer.root,
-        list(receive.files),
-        max_events=receive.max_journal_events,
-        max_event_bytes=receive.max_event_bytes,
-        max_jobs=receive.max_jobs,
-        max_runs=receive.max_runs_per_job,
-    )
+    snapshot = collect_received(writer.root, settings.openlineage.receive)
     writer.publish(OPENLINEAGE_ASSET, snapshot)
     graph = build_graph(store_read(StoreReader(settings.store_root)), Topology({"demo": "duckdb"}, None))
     writer.publish(LINEAGE_ASSET, graph)
     return graph
+
+
+def trace_and_explain(settings: Settings, table: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """lineage_trace upstream from a table and lineage_explain_incident from it, through MCP."""
+    from mcp_bridge.server import build_server
+    from tests.helpers import call_tools
+
+    (ok, trace), (ok2, incident) = call_tools(
+        build_server(settings, only="lineage"),
+        [
+            ("lineage_trace", {"start_kind": "table", "start": table, "direction": "upstream"}),
+            ("lineage_explain_incident", {"start_kind": "table", "start": table}),
+        ],
+    )
+    assert ok and ok2, (trace, incident)
+    return trace, incident

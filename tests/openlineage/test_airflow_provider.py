@@ -18,10 +18,8 @@ from ade_platform.lib.openlineage.emit import as_dict, graph_events
 from ade_platform.lib.openlineage.journal import read_journal
 from ade_platform.store import StoreWriter
 from ade_platform.supervise import free_port
-from mcp_bridge.server import build_server
 from tests.auth.support import threaded_gateway
-from tests.helpers import call_tools
-from tests.openlineage.support import fold_and_build
+from tests.openlineage.support import fold_and_build, trace_and_explain
 
 pytestmark = pytest.mark.slow
 AIRFLOW = TOOLS / "airflow" / "bin" / "airflow"
@@ -107,18 +105,7 @@ def test_the_providers_events_join_the_graph(tmp_path: Path) -> None:
     assert [(d["namespace"], d["name"]) for d in out["outputs"]] == [
         (d["namespace"], d["name"]) for d in task["outputs"]
     ]
-    server = build_server(settings, only="lineage")
-    (ok, trace), (ok2, incident) = call_tools(
-        server,
-        [
-            (
-                "lineage_trace",
-                {"start_kind": "table", "start": "main.customer_order_counts", "direction": "upstream"},
-            ),
-            ("lineage_explain_incident", {"start_kind": "table", "start": "main.customer_order_counts"}),
-        ],
-    )
-    assert ok and ok2, (trace, incident)
+    trace, incident = trace_and_explain(settings, "main.customer_order_counts")
     ids = {n["id"] for n in trace["nodes"]}
     assert {JOB, "warehouse:demo:table:demo.raw.orders", "warehouse:demo:table:demo.raw.customers"} <= ids
     causes = [c for c in incident["causes"] if c["cause"] == "failed_builder_run"]

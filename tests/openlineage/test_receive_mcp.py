@@ -8,9 +8,7 @@ from pathlib import Path
 
 from ade_platform.lib.lineage.sources import OPENLINEAGE_ASSET
 from ade_platform.store import StoreReader
-from mcp_bridge.server import build_server
 from tests.auth.support import threaded_gateway
-from tests.helpers import call_tools
 from tests.openlineage.support import (
     JOB,
     fold_and_build,
@@ -18,6 +16,7 @@ from tests.openlineage.support import (
     publish_warehouse,
     shop_settings,
     task_events,
+    trace_and_explain,
 )
 
 JOB_NODE = f"openlineage:job:airflow/{JOB}"
@@ -42,18 +41,7 @@ def test_a_sql_tasks_events_join_the_graph_and_its_failure_is_a_cause(tmp_path: 
         ("warehouse:demo:table:demo.main.orders", "id", "orders"),
     }
 
-    server = build_server(settings, only="lineage")
-    (ok, trace), (ok2, incident) = call_tools(
-        server,
-        [
-            (
-                "lineage_trace",
-                {"start_kind": "table", "start": "main.order_summary", "direction": "upstream"},
-            ),
-            ("lineage_explain_incident", {"start_kind": "table", "start": "main.order_summary"}),
-        ],
-    )
-    assert ok and ok2, (trace, incident)
+    trace, incident = trace_and_explain(settings, "main.order_summary")
     by_id = {n["id"]: n for n in trace["nodes"]}
     assert {"warehouse:demo:table:demo.main.orders", "warehouse:demo:table:demo.main.customers"} <= set(by_id)
     assert by_id[JOB_NODE]["status"] == "failed"

@@ -57,17 +57,10 @@ def _openlineage_asset(settings: Settings) -> dg.AssetsDefinition:
         "and its recent run states. Bounded (openlineage.receive). cross_stack_lineage joins it.",
     )
     def openlineage_events(context: dg.AssetExecutionContext, store: StoreResource) -> dg.MaterializeResult:
-        from ade_platform.lib.openlineage import collect
+        from ade_platform.lib.openlineage import collect_received
 
         writer = store.writer()
-        snapshot = collect(
-            writer.root,
-            list(receive.files),
-            max_events=receive.max_journal_events,
-            max_event_bytes=receive.max_event_bytes,
-            max_jobs=receive.max_jobs,
-            max_runs=receive.max_runs_per_job,
-        )
+        snapshot = collect_received(writer.root, receive)
         prov = writer.publish(OPENLINEAGE_ASSET, snapshot, run_id=context.run.run_id)
         return dg.MaterializeResult(
             metadata={"store_version": prov.version, **snapshot["stats"]},

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ade_platform.config import OpenLineageReceive
 from ade_platform.lib.openlineage.compact import fold
 from ade_platform.lib.openlineage.events import OpenLineageError, check_event, parse_event
 from ade_platform.lib.openlineage.journal import append_event, read_files, read_journal
 from ade_platform.store.paths import StoreRoot
 
-__all__ = ["OpenLineageError", "append_event", "check_event", "collect", "parse_event"]
+__all__ = ["OpenLineageError", "append_event", "check_event", "collect", "collect_received", "parse_event"]
 
 
 def collect(
@@ -30,3 +31,15 @@ def collect(
     snapshot = fold([*journaled, *from_files], max_jobs=max_jobs, max_runs=max_runs)
     snapshot["stats"].update(journal=len(journaled), files=len(from_files), refused_lines=refused)
     return snapshot
+
+
+def collect_received(root: StoreRoot, receive: OpenLineageReceive) -> dict[str, Any]:
+    """`collect` with the bounds and files of `openlineage.receive`."""
+    return collect(
+        root,
+        list(receive.files),
+        max_events=receive.max_journal_events,
+        max_event_bytes=receive.max_event_bytes,
+        max_jobs=receive.max_jobs,
+        max_runs=receive.max_runs_per_job,
+    )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import threading
 import time
 import uuid
@@ -24,7 +23,7 @@ from typing import Any
 import orjson
 
 from ade_platform.lib.openlineage.events import OpenLineageError, parse_event
-from ade_platform.store.paths import LocalRoot, StoreRoot
+from ade_platform.store.paths import StoreRoot, remove_file
 
 JOURNAL_DIR = ".openlineage/journal"
 PRUNE_EVERY = 64
@@ -52,20 +51,12 @@ def _entries(root: StoreRoot) -> list[str]:
         return []
 
 
-def _remove(root: StoreRoot, rel: str) -> None:
-    if isinstance(root, LocalRoot):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(root.path / rel)
-    else:
-        root.remove_tree(rel)
-
-
 def prune(root: StoreRoot, max_events: int) -> int:
     """Remove the oldest entries past `max_events`; returns how many went."""
     entries = _entries(root)
     doomed = entries[: max(0, len(entries) - max_events)]
     for name in doomed:
-        _remove(root, f"{JOURNAL_DIR}/{name}")
+        remove_file(root, f"{JOURNAL_DIR}/{name}")
     return len(doomed)
 
 
