@@ -19,8 +19,15 @@ from ade_platform.lib.openlineage.emit import as_dict, graph_events, run_events,
 from ade_platform.lib.openlineage.journal import read_files
 from ade_platform.store import StoreWriter
 from mcp_bridge.server import build_server
-from tests.helpers import call_tool
-from tests.openlineage.support import JOB, fold_and_build, publish_warehouse, shop_settings, task_events
+from tests.helpers import call_tool, environment
+from tests.openlineage.support import (
+    JOB,
+    TOKEN,
+    fold_and_build,
+    publish_warehouse,
+    shop_settings,
+    task_events,
+)
 from tests.unit.test_lineage_cross_stack import _inputs, _manifest
 
 
@@ -123,3 +130,21 @@ def test_what_departs_from_the_standard_is_refused(change: Any, where: str) -> N
     change(event)
     with pytest.raises(NotConformant, match=where):
         conform(event)
+
+
+def test_ade_openlineage_emit_sends_the_graph_now(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ade_platform.cli import main
+
+    settings, _, graph = _received(tmp_path)
+    config = settings.config_path
+    assert config is not None
+    with environment({"OL_TOKEN": TOKEN}):
+        assert main(["--config", str(config), "openlineage", "emit"]) == 2
+        assert "nowhere to send" in capsys.readouterr().err
+        sent = tmp_path / "sent.jsonl"
+        with config.open("a") as handle:
+            handle.write(f"  emit:\n    transport: {{type: file, log_file_path: {sent}, append: true}}\n")
+        assert main(["--config", str(config), "openlineage", "emit"]) == 0
+    events, refused = read_files([sent], 1000, 1 << 20)
+    assert refused == 0 and len(events) == len(graph_events(graph, OpenLineageEmit())) > 0
+    assert f"sent {len(events)} OpenLineage events" in capsys.readouterr().out
