@@ -42,7 +42,7 @@ $(TOOLS)/snowfakery-mcp/bin/snowfakery-mcp:
 $(TOOLS)/airflow/bin/airflow:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) venv --quiet --allow-existing --python 3.11 $(TOOLS)/airflow
-	$(UV) pip install --quiet --python $(TOOLS)/airflow/bin/python "apache-airflow>=3.0,<3.2"
+	$(UV) pip install --quiet --python $(TOOLS)/airflow/bin/python "apache-airflow>=3.0,<3.2" "apache-airflow-providers-openlineage>=2.6,<3"
 
 $(TOOLS)/prefect/bin/prefect:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv

@@ -172,6 +172,32 @@ def cmd_write_lock(args: argparse.Namespace) -> int:
             return 127
 
 
+def cmd_openlineage_emit(args: argparse.Namespace) -> int:
+    """Send the newest cross-stack graph through openlineage.emit.transport now (a catalog just pointed at ADE
+    need not wait for the next build). Exit 2: no transport configured or no graph yet."""
+    from ade_platform.lib.lineage.sources import LINEAGE_ASSET
+    from ade_platform.store import SnapshotNotFound, StoreReader
+
+    settings = _settings(args)
+    emit = settings.openlineage.emit
+    if not emit.transport:
+        print("ade: openlineage.emit.transport is not set in ade.yaml: nowhere to send", file=sys.stderr)
+        return 2
+    try:
+        lineage = StoreReader(settings.store_root).latest(LINEAGE_ASSET).data
+    except SnapshotNotFound:
+        print(
+            f"ade: no {LINEAGE_ASSET} yet: `ade materialize --select {LINEAGE_ASSET}` first", file=sys.stderr
+        )
+        return 2
+    from ade_platform.lib.openlineage.emit import graph_events, send
+
+    print(
+        f"ade: sent {send(emit, graph_events(lineage, emit))} OpenLineage events ({emit.transport.get('type')})"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ade",
@@ -239,6 +265,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("warehouse", help="the DuckDB warehouse's name in ade.yaml")
     p.add_argument("run", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
     p.set_defaults(func=cmd_write_lock)
+
+    p = sub.add_parser(
+        "openlineage", help="OpenLineage out: send the cross-stack graph now (docs/OPENLINEAGE.md)"
+    )
+    ol = p.add_subparsers(dest="openlineage_command", required=True, metavar="SUBCOMMAND")
+    o = ol.add_parser("emit", help="send the newest cross-stack graph through openlineage.emit.transport")
+    o.set_defaults(func=cmd_openlineage_emit)
 
     p = sub.add_parser("dev", help="run the Dagster UI and the MCP gateway (HTTP on loopback)")
     p.add_argument("--ui-port", type=int, default=3000)

@@ -119,6 +119,10 @@ ERROR_CODES: dict[str, str] = {
     "integrations, users, roles, grants, shares, policies and task resumes are the operator's.",
     "DDL_BODY_REFUSED": "Bodies of tasks, alerts, procedures and functions are checked as statements: LANGUAGE SQL "
     "only, no EXECUTE IMMEDIATE, CALL, EXECUTE TASK, unloads or session state inside.",
+    # OpenLineage in (issue 37): the gateway's /api/v1/lineage endpoint and the files producers write
+    "openlineage_invalid_event": "Send one OpenLineage 2-0-2 event (RunEvent, DatasetEvent or JobEvent) as JSON.",
+    "openlineage_too_large": "Send smaller events (openlineage.receive.max_event_bytes).",
+    "openlineage_unauthorized": "Send `Authorization: Bearer <openlineage.receive.token>` (or the gateway's token).",
     # snowfakery
     "recipe_invalid": "Fix the recipe; errors carry file and line.",
     "run_timeout": "Lower reps/target_number or raise the run timeout.",

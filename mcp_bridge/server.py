@@ -228,4 +228,7 @@ def http_gateway(
     access = AccessControl.from_settings(settings) if settings.mcp.http.auth == "oidc" else None
     server = build_server(settings, only=server_name, ctx=ctx, access=access)
     server.auth = auth
+    from mcp_bridge.openlineage_http import add_openlineage_route
+
+    add_openlineage_route(server, settings)  # producers POST OpenLineage events (openlineage.receive)
     return server, options

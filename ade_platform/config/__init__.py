@@ -19,6 +19,7 @@ from ade_platform.config.mcp import (
     LimitSettings,
     McpSettings,
 )
+from ade_platform.config.openlineage import OpenLineageEmit, OpenLineageReceive, OpenLineageSettings
 from ade_platform.config.orchestrators import (
     AirflowSettings,
     DagsterOrchestratorSettings,
@@ -78,6 +79,9 @@ __all__ = [
     "McpSettings",
     "MetabaseSettings",
     "OidcSettings",
+    "OpenLineageEmit",
+    "OpenLineageReceive",
+    "OpenLineageSettings",
     "OrchestratorSettings",
     "PiiPatternSettings",
     "PiiSettings",

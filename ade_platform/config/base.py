@@ -25,6 +25,16 @@ def empty_is_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+MIN_TOKEN_LENGTH = 32
+
+
+def long_enough_token(value: Any) -> Any:
+    """A bearer token of at least MIN_TOKEN_LENGTH characters (None passes: unset)."""
+    if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
+        raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters (e.g. `openssl rand -hex 24`)")
+    return value
+
+
 def off_while_empty(section: Any, key: str) -> Any:
     """A section whose address `key` is given empty is off (None): the demo's `${ADE_..._URL:-}` when the emulator
     or server it names is not running, so every command works on the demo configuration alone."""

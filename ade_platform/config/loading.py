@@ -92,6 +92,11 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             for key in ("path", "credentials_path"):
                 if key in wh:
                     wh[key] = fix(wh[key])
+    receive = (
+        (raw.get("openlineage") or {}).get("receive") if isinstance(raw.get("openlineage"), dict) else None
+    )
+    if isinstance(receive, dict) and isinstance(receive.get("files"), list):
+        receive["files"] = [fix(v) for v in receive["files"]]
     store = raw.get("store")
     if isinstance(store, dict) and store.get("root"):
         store["root"] = fix(store["root"])

@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from ade_platform.store.paths import LocalRoot, StoreRoot
+from ade_platform.store.paths import LocalRoot, StoreRoot, remove_file
 from ade_platform.store.reader import StoreReader
 from ade_platform.store.writer import StoreWriter, dumps
 
@@ -211,11 +211,7 @@ def _entries(root: StoreRoot, base: str) -> list[str]:
 
 
 def _remove(root: StoreRoot, rel: str) -> None:
-    if isinstance(root, LocalRoot):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(root.path / rel)
-    else:
-        root.remove_tree(rel)
+    remove_file(root, rel)
 
 
 def _prune_key(root: StoreRoot, base: str, max_per_key: int) -> None:

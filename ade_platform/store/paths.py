@@ -173,6 +173,15 @@ class LocalRoot(_PathRoot):
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def remove_file(root: StoreRoot, rel: str) -> None:
+    """Remove one file (gone already is fine): unlink locally, delete the object elsewhere."""
+    if isinstance(root, LocalRoot):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(root.path / rel)
+    else:
+        root.remove_tree(rel)
+
+
 def writer_id() -> str:
     """This process as the writer of a version: "<host>:<pid>" (the host's first label, no dots)."""
     host = socket.gethostname().split(".", 1)[0] or "localhost"

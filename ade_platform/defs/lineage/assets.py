@@ -10,11 +10,13 @@ from typing import Any
 import dagster as dg
 
 from ade_platform.config import Settings
+from ade_platform.defs.lineage.openlineage import openlineage_events_sensor, openlineage_sensors, send_quietly
 from ade_platform.defs.resources import StoreResource
 from ade_platform.lib.lineage.build import Builder
 from ade_platform.lib.lineage.render import mermaid
 from ade_platform.lib.lineage.sources import (
     LINEAGE_ASSET,
+    OPENLINEAGE_ASSET,
     Topology,
     build_graph,
     graph_assets,
@@ -34,7 +36,38 @@ def topology(settings: Settings) -> Topology:
         builders=tuple(
             Builder(b.system, b.job, list(b.select), list(b.exclude)) for b in settings.lineage.builders
         ),
+        namespaces=tuple(sorted(settings.openlineage.receive.namespaces.items())),
     )
+
+
+def receives_openlineage(settings: Settings) -> bool:
+    receive = settings.openlineage.receive
+    return receive.enabled or bool(receive.files)
+
+
+def _openlineage_asset(settings: Settings) -> dg.AssetsDefinition:
+    receive = settings.openlineage.receive
+
+    @dg.asset(
+        name=OPENLINEAGE_ASSET,
+        group_name=GROUP,
+        kinds={"python"},
+        description="OpenLineage events received by the gateway (its journal in the store) and read from "
+        "producers' files, folded per job: the datasets its newest run read and wrote, with their facets, "
+        "and its recent run states. Bounded (openlineage.receive). cross_stack_lineage joins it.",
+    )
+    def openlineage_events(context: dg.AssetExecutionContext, store: StoreResource) -> dg.MaterializeResult:
+        from ade_platform.lib.openlineage import collect_received
+
+        writer = store.writer()
+        snapshot = collect_received(writer.root, receive)
+        prov = writer.publish(OPENLINEAGE_ASSET, snapshot, run_id=context.run.run_id)
+        return dg.MaterializeResult(
+            metadata={"store_version": prov.version, **snapshot["stats"]},
+            data_version=dg.DataVersion(prov.data_version),
+        )
+
+    return openlineage_events
 
 
 def _dashboard_graphs(lineage: dict[str, Any], read) -> str:
@@ -53,12 +86,25 @@ def _dashboard_graphs(lineage: dict[str, Any], read) -> str:
     return "\n\n".join(parts) or "No dashboards in the inventory: nothing to render."
 
 
+def _emit_graph(settings: Settings, lineage: dict[str, Any], log: Any) -> int | None:
+    """The graph as OpenLineage static lineage, when openlineage.emit has a transport: how many events went."""
+    emit = settings.openlineage.emit
+    if not emit.transport:
+        return None
+    from ade_platform.lib.openlineage.emit import graph_events
+
+    return send_quietly(emit, graph_events(lineage, emit), log)
+
+
 def _topology_of(lineage: dict[str, Any]) -> Topology:
     return Topology(**lineage["topology"]) if "topology" in lineage else Topology({}, None)
 
 
 def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> dg.Definitions:
     topo = topology(settings)
+    extra = [_openlineage_asset(settings)] if receives_openlineage(settings) else []
+    watch = [openlineage_events_sensor(settings, extra[0])] if extra else []
+    defined_assets = defined_assets | {OPENLINEAGE_ASSET} if extra else defined_assets
     inputs = [name for name in graph_assets(topo) if name in defined_assets]
 
     @dg.asset(
@@ -82,6 +128,7 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
             LINEAGE_ASSET, lineage, run_id=context.run.run_id, source={"inputs": versions}
         )
         stats = lineage["stats"]
+        sent = _emit_graph(settings, lineage, context.log)
         return dg.MaterializeResult(
             metadata={
                 "store_version": prov.version,
@@ -92,6 +139,7 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
                 "unresolved": len(lineage["unresolved"]),
                 "inputs": dg.MetadataValue.json(versions),
                 "dashboards": dg.MetadataValue.md(_dashboard_graphs(lineage, read)),
+                **({"openlineage_events_sent": sent} if sent is not None else {}),
             },
             data_version=dg.DataVersion(prov.data_version),
         )
@@ -102,4 +150,6 @@ def build_lineage_definitions(settings: Settings, defined_assets: set[str]) -> d
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Rebuilds cross_stack_lineage whenever any asset it joins is re-materialized.",
     )
-    return dg.Definitions(assets=[cross_stack_lineage], sensors=[sensor])
+    return dg.Definitions(
+        assets=[cross_stack_lineage, *extra], sensors=[sensor, *watch, *openlineage_sensors(settings)]
+    )

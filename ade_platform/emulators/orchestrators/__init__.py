@@ -30,6 +30,8 @@ DEMO_DAGS = HERE / "airflow_dags"
 DEMO_FLOWS = HERE / "prefect_flows.py"
 DEMO_USER = "ade"  # Airflow's simple auth manager generates its password at start (airflow_password)
 DEMO_JOBS = ("dbt_demo_build", "dbt_demo_broken", "dbt_demo_retrying")
+# Airflow only: SQL tasks (not dbt) whose lineage the OpenLineage provider sends (airflow_dags/ade_demo_sql.py)
+SQL_DAGS = ("ade_demo_sql", "ade_demo_sql_broken")
 
 
 def installed(name: str) -> Path | None:
@@ -62,6 +64,23 @@ def airflow_env(home: Path, port: int, dags_folder: Path, **extra: str) -> dict[
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
         "AIRFLOW__CORE__PARALLELISM": "4",
         **extra,
+    }
+
+
+def openlineage_env(gateway_url: str, events_dir: Path) -> dict[str, str]:
+    """Airflow's OpenLineage provider pointed at the gateway's /api/v1/lineage, and at a file the demo's ade.yaml
+    also reads (`openlineage.receive.files`): the demo's first DAG runs end before `ade dev` starts the gateway."""
+    transport = {
+        "type": "composite",
+        "continue_on_failure": True,
+        "transports": [
+            {"type": "http", "url": gateway_url, "endpoint": "api/v1/lineage", "timeout": 5},
+            {"type": "file", "log_file_path": str(events_dir / "airflow.jsonl"), "append": True},
+        ],
+    }
+    return {
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": "ade-demo-airflow",
     }
 
 

@@ -15,10 +15,12 @@ from ade_platform.emulators.orchestrators import (
     DEMO_FLOWS,
     DEMO_JOBS,
     DEMO_USER,
+    SQL_DAGS,
     TOOLS,
     airflow_env,
     airflow_password,
     installed,
+    openlineage_env,
     prefect_env,
     start_airflow,
     start_prefect,
@@ -52,6 +54,17 @@ def task_environment(home: Path, config: str) -> dict[str, str]:
     }
 
 
+def _gateway_url(config: str, platform_env: Mapping[str, str]) -> str:
+    """Where `ade dev` will serve the gateway (mcp.http.port of the demo's ade.yaml)."""
+    from ade_platform.config import ConfigError, load_settings
+
+    try:
+        port = load_settings(config, env=dict(platform_env)).mcp.http.port
+    except (ConfigError, OSError, ValueError):
+        port = 8765
+    return f"http://127.0.0.1:{port}"
+
+
 def start_orchestrators(
     home: Path,
     ports: Mapping[str, int],
@@ -73,11 +86,14 @@ def start_orchestrators(
         prefect_home.mkdir(parents=True, exist_ok=True)
         # The scheduler's task-log server: a free port, not Airflow's default (a second Airflow would hold it).
         logs_port = str(free_port())
+        events_dir = home / "orchestrators" / "openlineage"
+        events_dir.mkdir(parents=True, exist_ok=True)
         aenv = airflow_env(
             airflow_home,
             ports["airflow"],
             DEMO_DAGS,
             AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=logs_port,
+            **openlineage_env(_gateway_url(config, platform_env), events_dir),
             **tasks,
         )
         penv = {**prefect_env(prefect_home, ports["prefect"]), **tasks}
@@ -106,7 +122,9 @@ def start_orchestrators(
         deadline = time.monotonic() + 300  # the DAG processor parses the folder within moments of start
         while {d["dag_id"] for d in client.list_dags()} < set(DEMO_JOBS) and time.monotonic() < deadline:
             time.sleep(2)
-        for dag_id in DEMO_JOBS:
+        while {d["dag_id"] for d in client.list_dags()} < set(SQL_DAGS) and time.monotonic() < deadline:
+            time.sleep(2)
+        for dag_id in (*DEMO_JOBS, *SQL_DAGS):
             client.trigger(dag_id, {"reason": "make demo-full"})
         say(f"ade: Airflow up at {airflow_url} (user {DEMO_USER}); a run of each demo DAG started")
     except BaseException:

@@ -8,7 +8,8 @@ or deployment to the dbt nodes it refreshes. Every edge says how it was inferred
 - `sql_parse`: a tile's SQL reads the table (sqlglot); `explore_sql_table_name` / `source_table`: the BI tool says so;
 - `selector`: a dbt command's --select/--exclude evaluated against the manifest; `asset_selection`: a Dagster job's
   assets; `config`: the `lineage.builders` mapping in ade.yaml; `object_dependencies`: Snowflake's view graph;
-- `inventory`: a dashboard lists the tile.
+- `inventory`: a dashboard lists the tile;
+- `openlineage`: a job's OpenLineage events name what it read (`reads`) and wrote (`writes`) (openlineage.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ade_platform.lib.lineage.openlineage import add_openlineage
 from ade_platform.lib.lineage.relations import (
     RelationIndex,
     RelationKey,
@@ -59,6 +61,8 @@ class LineageInputs:
     builders: list[Builder] = field(default_factory=list)
     # source unique_id -> {loaded_at_field, warn_after_hours, error_after_hours} (from the manifest)
     source_freshness: dict[str, dict[str, Any]] = field(default_factory=dict)
+    openlineage: dict[str, Any] | None = None  # openlineage_events
+    openlineage_namespaces: dict[str, str] = field(default_factory=dict)  # dataset namespace -> warehouse
 
 
 def table_id(warehouse: str, key: RelationKey) -> str:
@@ -373,6 +377,10 @@ def build_lineage(inputs: LineageInputs) -> dict[str, Any]:
     _add_dbt_cloud(g, inputs)
     _add_orchestrators(g, inputs)
     _add_config_builders(g, inputs)
+    warehouse_types = {name: wh.type for name, wh in inputs.warehouses.items()}
+    columns = add_openlineage(
+        g, inputs.openlineage, relations, warehouse_types, inputs.openlineage_namespaces
+    )
     edges = sorted(g.edges.values(), key=lambda e: (e["from"], e["to"], e["kind"]))
     counts: dict[str, int] = {}
     for n in g.nodes.values():
@@ -385,5 +393,6 @@ def build_lineage(inputs: LineageInputs) -> dict[str, Any]:
         "nodes": sorted(g.nodes.values(), key=lambda n: n["id"]),
         "edges": edges,
         "unresolved": g.unresolved,
+        **({"column_edges": columns} if columns else {}),
         "stats": {"nodes": len(g.nodes), "edges": len(edges), "node_counts": counts, "edges_by_how": hows},
     }

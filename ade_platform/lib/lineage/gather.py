@@ -60,6 +60,9 @@ class Gatherer(JobConditions):
                         seen_builders[b["builder"]] = depth
             elif node.get("kind") == "tile":
                 self.tile(node_id, node, depth)
+            elif node.get("system") == "openlineage" and node.get("kind") == "job":
+                # a job OpenLineage names is on the chain itself (it reads and writes its hops)
+                seen_builders[node_id] = min(depth, seen_builders.get(node_id, depth))
         for builder, depth in seen_builders.items():
             self.builder(builder, depth, chain)
         self.invocation(chain)

@@ -22,9 +22,19 @@ from ade_platform.lib.lineage.evidence import (
     current_failed_invocation,
     snapshot_source,
 )
-from ade_platform.lib.lineage.trace import Walk
+from ade_platform.lib.lineage.trace import Walk, run_asset
 
 RUN_RESULTS = "dbt_run_results"
+
+
+def _look_at(system: Any, ref: Any, builder: str) -> dict[str, Any]:
+    """The tool that shows a failed builder's run: dbt Cloud's, an orchestrator's, or (a job only OpenLineage
+    events tell of) its trace, whose node carries the run states."""
+    if system == "dbt_cloud":
+        return {"tool": "dbtcloud_get_last_run", "tool_args": {"job_id": ref}}
+    if system == "openlineage":
+        return {"tool": "lineage_trace", "tool_args": {"start_kind": "job", "start": builder}}
+    return {"tool": None, "tool_args": {"dag_id": ref, "backend": system}}
 
 
 class JobConditions:
@@ -74,9 +84,13 @@ class JobConditions:
         )
         system = node.get("system")
         ref = node.get("job_id") or node.get("dag_id") or node.get("name")
-        builds = sorted(n for n in self.v["builds"].get(builder, ()) if n in chain.nodes)
+        builds = sorted(n for n in self.v["builds"].get(builder, ()) if n in chain.nodes) or sorted(
+            e["to"]
+            for e in self.v["down"].get(builder, ())
+            if e["kind"] == "writes" and e["to"] in chain.nodes
+        )
         message = run.get("message") or run.get("status_message") or run.get("failure_signature")
-        asset = "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}"
+        asset = run_asset(system)
         run_id = run.get("run_id") or run.get("id")
         evidence = {
             "run_id": run_id,
@@ -92,8 +106,7 @@ class JobConditions:
             evidence=evidence,
             source=self._source(live is not None, (live or {}).get("observed_at"), asset),
             onset=Onset(at=finished, after=previous_ok, origin="live" if live is not None else asset),
-            tool="dbtcloud_get_last_run" if system == "dbt_cloud" else None,
-            tool_args={"job_id": ref} if system == "dbt_cloud" else {"dag_id": ref, "backend": system},
+            **_look_at(system, ref, builder),
             object=f"{system} {node.get('kind')} {node.get('name')}",
             message=message,
         )

@@ -19,6 +19,7 @@ Read = Callable[[str], "tuple[Any, str] | None"]
 BI_TOOLS = ("looker", "metabase")
 BACKENDS = ("airflow", "prefect", "dagster")
 LINEAGE_ASSET = "cross_stack_lineage"
+OPENLINEAGE_ASSET = "openlineage_events"
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Topology:
     warehouses: dict[str, str]
     dbt_warehouse: str | None
     builders: tuple[Builder, ...] = ()
+    namespaces: tuple[tuple[str, str], ...] = ()  # OpenLineage dataset namespace -> warehouse name
 
 
 def store_read(reader: StoreReader) -> Read:
@@ -48,7 +50,7 @@ def graph_assets(topology: Topology) -> list[str]:
     names = ["dbt_lineage_index", "dbt_manifest", *(schema_asset(w) for w in topology.warehouses)]
     names += [f"bi_inventory_{t}" for t in BI_TOOLS]
     names += ["dbt_cloud_jobs", *(f"orchestrator_runs_{b}" for b in BACKENDS), "snowflake_object_repository"]
-    return names
+    return [*names, OPENLINEAGE_ASSET]
 
 
 def health_assets(topology: Topology) -> list[str]:
@@ -59,7 +61,7 @@ def health_assets(topology: Topology) -> list[str]:
         *(drift_asset(w) for w in topology.warehouses),
     ]
     names += [f"bi_health_{t}" for t in BI_TOOLS]
-    names += ["dbt_cloud_runs", *(f"orchestrator_runs_{b}" for b in BACKENDS)]
+    names += ["dbt_cloud_runs", *(f"orchestrator_runs_{b}" for b in BACKENDS), OPENLINEAGE_ASSET]
     return names
 
 
@@ -90,6 +92,8 @@ def lineage_inputs(read: Read, topology: Topology) -> tuple[LineageInputs, dict[
         snowflake_repository=data.get("snowflake_object_repository"),
         builders=list(topology.builders),
         source_freshness=source_freshness(data.get("dbt_manifest")),
+        openlineage=data.get(OPENLINEAGE_ASSET),
+        openlineage_namespaces=dict(topology.namespaces),
     )
     return inputs, versions
 
@@ -130,6 +134,7 @@ def health_inputs(read: Read, topology: Topology) -> tuple[HealthInputs, dict[st
             orchestrators={
                 b: data[f"orchestrator_runs_{b}"] for b in BACKENDS if f"orchestrator_runs_{b}" in data
             },
+            openlineage=data.get(OPENLINEAGE_ASSET),
         ),
         versions,
     )

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ade_platform.lib.errors import CodedError
+from ade_platform.lib.lineage.openlineage import job_runs
 from ade_platform.lib.lineage.relations import parse_relation
 
 StartKind = Literal["dashboard", "tile", "table", "dbt_node", "job"]
-FLOW_EDGE_KINDS = {"feeds", "materializes", "reads", "shown_on", "same_object"}
+FLOW_EDGE_KINDS = {"feeds", "materializes", "reads", "writes", "shown_on", "same_object"}
 _FAILED_DBT = {"error", "fail", "runtime error"}
 _FAILED_RUN = {"error", "failed", "cancelled", "crashed", "failure"}
 
@@ -170,6 +171,7 @@ class HealthInputs:
     bi_health: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool -> bi_health_<tool>
     dbt_cloud_runs: dict[str, Any] | None = None
     orchestrators: dict[str, dict[str, Any]] = field(default_factory=dict)  # backend -> runs asset
+    openlineage: dict[str, Any] | None = None  # openlineage_events: the run states of OpenLineage jobs
 
 
 class Health:
@@ -206,6 +208,9 @@ class Health:
                 if runs:
                     self.job_runs[f"{backend}:{kind}:{dag.get('dag_id')}"] = runs[0]
                     self.job_history[f"{backend}:{kind}:{dag.get('dag_id')}"] = list(runs)
+        for node_id, runs in job_runs(h.openlineage).items():
+            if runs:
+                self.job_runs[node_id], self.job_history[node_id] = runs[0], runs
 
     def of(self, node: dict[str, Any]) -> dict[str, Any] | None:
         system, kind = node.get("system"), node.get("kind")
@@ -237,7 +242,7 @@ class Health:
                 "last_run_id": run.get("id") or run.get("run_id"),
                 "finished_at": run.get("finished_at") or run.get("end_date"),
                 "failure_signature": run.get("failure_signature"),
-                "source": "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}",
+                "source": run_asset(system),
             }
         return None
 
@@ -301,6 +306,13 @@ def status_of(health: dict[str, Any] | None) -> str:
     if (health.get("tests") or {}).get("failing") or health.get("freshness_status") == "warn":
         return "warn"
     return "ok"
+
+
+def run_asset(system: str | None) -> str:
+    """The store asset a builder's runs come from."""
+    if system == "openlineage":
+        return "openlineage_events"
+    return "dbt_cloud_runs" if system == "dbt_cloud" else f"orchestrator_runs_{system}"
 
 
 def builders_of(v: dict[str, Any], node_id: str) -> list[dict[str, Any]]:
