@@ -48,6 +48,12 @@ NARROWING = {
 _INVOKE = re.compile(r"^Invoke dbt with `(?P<command>.+)`$")
 
 
+def is_freshness_step(step: dict[str, Any]) -> bool:
+    """A run step that runs `dbt source freshness` (the job's "run source freshness" setting or an explicit step)."""
+    invoke = _INVOKE.match(str(step.get("name") or ""))
+    return invoke is not None and invoke["command"].split()[:3] == ["dbt", "source", "freshness"]
+
+
 def status_name(code: Any) -> str:
     return STATUS_NAMES.get(code if isinstance(code, int) else -1, "unknown")
 

@@ -456,3 +456,41 @@ def test_a_change_another_agent_observed_is_dated_from_that_observation(index) -
     ]
     assert top["object"] == "main.orders.amount" and top["onset"]["from"] == "observation"
     assert top["onset"]["first_seen_at"] == "2025-10-09T08:55:20Z"
+
+
+def _published_run(invocation_id: str, at: float) -> Records:
+    run = {"metadata": {"invocation_id": invocation_id}, "results": []}
+    h = History(MemoryVersions({"dbt_run_results": [(at, run)]}))
+    return Records(
+        health=trace.Health(trace.HealthInputs(run_results=run)),
+        history=h,
+        newest={"dbt_run_results": h.versions("dbt_run_results")[0]},
+        schemas={},
+        table_columns={},
+    )
+
+
+@pytest.mark.parametrize(("published", "told"), [("inv-1", False), ("inv-0", True)])
+def test_a_failed_invocation_whose_own_results_are_published_is_not_told_again(
+    published: str, told: bool
+) -> None:
+    """dbt writes run_results.json a second before its last log line: the invocation the log says failed is this
+    very published run (same invocation id), whose failed models are the conditions, not 'failed before writing
+    results'. An older published run does not tell a newer failure's story."""
+    from ade_platform.lib.lineage.evidence import current_failed_invocation
+
+    now = time.time()
+    invocation = {"invocation_id": "inv-1", "status": "error", "finished_at": now, "wrote_artifacts": False}
+    found = current_failed_invocation(
+        LiveFindings(now=now, invocation=invocation), _published_run(published, now - 1)
+    )
+    assert (found is not None) is told
+
+
+def test_a_failing_freshness_step_is_not_what_failed_the_run() -> None:
+    from ade_platform.lib.dbt_cloud import is_freshness_step
+
+    assert is_freshness_step({"name": "Invoke dbt with `dbt source freshness`"})
+    assert is_freshness_step({"name": "Invoke dbt with `dbt source freshness --select source:raw`"})
+    assert not is_freshness_step({"name": "Invoke dbt with `dbt run-operation freshness_gate`"})
+    assert not is_freshness_step({"name": "Clone git repository"})

@@ -107,12 +107,24 @@ def current_failed_invocation(live: LiveFindings, records: Records) -> dict[str,
         return None
     finished = inv.get("finished_at") or inv.get("started_at") or 0.0
     ref = records.ref("dbt_run_results")
+    if inv.get("invocation_id") and inv["invocation_id"] == (live.run_results or {}).get("invocation_id"):
+        return None  # its own run results, read live from the target folder
+    if ref is not None and inv.get("invocation_id"):
+        # dbt writes run_results.json a moment before its last log lines, so a published snapshot of this very
+        # invocation can look a second older than it: the same invocation id says it is this run's story
+        published_id = records.history.reduce("dbt_run_results", ref, "invocation_id", _invocation_id)
+        if published_id == inv["invocation_id"]:
+            return None
     published = max(ref.at if ref else 0.0, (live.run_results or {}).get("generated_at") or 0.0)
     if inv.get("wrote_artifacts") and (live.run_results is not None or finished <= published):
         return None  # its own run results are what the conditions read
     if finished <= published:
         return None  # a later run superseded it
     return inv
+
+
+def _invocation_id(data: Any) -> str | None:
+    return ((data or {}).get("metadata") or {}).get("invocation_id") if isinstance(data, dict) else None
 
 
 def snapshot_source(records: Records, asset: str, now: float) -> dict[str, Any]:

@@ -283,7 +283,14 @@ class LiveProber:
         }
         generated = epoch_of((data.get("metadata") or {}).get("generated_at")) or path.stat().st_mtime
         rel = _relative(path, dbt.project_dir if dbt else None)
-        return {"results": results, "generated_at": generated, "observed_at": time.time(), "path": rel}
+        invocation = (data.get("metadata") or {}).get("invocation_id")
+        return {
+            "results": results,
+            "generated_at": generated,
+            "invocation_id": invocation,
+            "observed_at": time.time(),
+            "path": rel,
+        }
 
     def invocation(self) -> dict[str, Any] | None:
         from ade_platform.lib.lineage.contract import newest_invocation
@@ -310,7 +317,7 @@ class LiveProber:
 
     def _dbt_cloud_last_run(self, job_id: int) -> dict[str, Any] | None:
         from ade_platform.clients.dbt_cloud import open_client
-        from ade_platform.lib.dbt_cloud import run_record, status_name
+        from ade_platform.lib.dbt_cloud import is_freshness_step, run_record, status_name
 
         client = self._client("dbt_cloud", lambda: open_client(self.settings))
         run = client.last_run(job_id)
@@ -322,6 +329,9 @@ class LiveProber:
             # the failed step's log: dbt's own error in it names the node that failed (lib/lineage/dbt_log.py)
             steps = client.get_run(int(run["id"]), steps=True).get("run_steps") or []
             failed = [s for s in steps if status_name(s.get("status")) in FAILED_RUN] or steps[-1:]
+            # a job's "run source freshness" step fails on a stale source without failing the run (the stale
+            # source is its own condition, from the freshness results): the step that failed the run comes first
+            failed = [s for s in failed if not is_freshness_step(s)] or failed
             _with_dbt_errors(record, "\n".join(str(s.get("logs") or "") for s in failed))
         record["observed_at"] = time.time()
         return record
