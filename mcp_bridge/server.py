@@ -50,6 +50,7 @@ def build_server(
         toolset = build_toolset(only, ctx)
         toolset.add_middleware(CallerAccess(settings, access, {only: toolset}))
         toolset.add_middleware(AfterFirstListing(toolset, _warm_ups([toolset])))
+        _serve_push(toolset, settings, {only: toolset})
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
     gateway = FastMCP(
@@ -64,7 +65,16 @@ def build_server(
     for toolset in toolsets.values():
         adopt(gateway, toolset)
     gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
+    _serve_push(gateway, settings, toolsets)
     return gateway
+
+
+def _serve_push(server: FastMCP, settings: Settings, toolsets: dict[str, FastMCP]) -> None:
+    """Resource subscriptions and `subscriptions/listen` for the incidents, when their toolset is served."""
+    if "incidents" in toolsets:
+        from mcp_bridge.push import install
+
+        install(server, settings, toolsets["incidents"].incident_service)  # type: ignore[attr-defined]
 
 
 def adopt(gateway: FastMCP, toolset: FastMCP) -> None:
