@@ -36,4 +36,9 @@ class IncidentSettings(_Model):
         64, ge=1, le=10_000, description="Unsent pushes before a listener is dropped."
     )
     poll_seconds: float = Field(1.0, gt=0, le=60, description="How often a gateway looks at the journal.")
+    monitor_assets: list[str] = Field(
+        default_factory=list,
+        description="Assets the incidents sensor refreshes every interval (bi_health_<tool>, warehouse_schema_<wh>, "
+        "dbt_sources): what makes a change noticed within an interval. Each refresh queries the systems.",
+    )
     webhooks: list[IncidentWebhook] = Field(default_factory=list)

@@ -13,4 +13,4 @@ __all__ = ["INCIDENTS_ASSET", "defs", "incident_tick"]
 def defs(settings: Settings, inputs: DomainInputs) -> dg.Definitions:
     if not settings.incidents.enabled:
         return dg.Definitions()
-    return build_incident_definitions(settings)
+    return build_incident_definitions(settings, set(inputs.defined))

@@ -5,6 +5,7 @@ incidents and records what changed in the incidents' journal, where every gatewa
 incident with its chain as a Mermaid graph. Webhooks are handed to a background sender: never on this path."""
 
 # No `from __future__ import annotations`: Dagster inspects the context annotation at definition time.
+import time
 from typing import Any
 
 import dagster as dg
@@ -21,8 +22,40 @@ INCIDENTS_ASSET = "incidents"
 GROUP = "incidents"
 
 
-def incident_tick(settings: Settings) -> Any:
-    """One tick: a SensorResult with the `incidents` observation when an incident opened or changed."""
+MONITOR_TAG = "ade/incidents-monitor"
+
+
+def monitor_request(settings: Settings, monitored: list[str], instance: Any) -> list[dg.RunRequest]:
+    """A refresh of the monitored assets, unless the last one is still running (they never pile up)."""
+    if not monitored:
+        return []
+    if instance is not None:
+        busy = instance.get_runs(
+            filters=dg.RunsFilter(
+                tags={MONITOR_TAG: "1"},
+                statuses=[
+                    dg.DagsterRunStatus.QUEUED,
+                    dg.DagsterRunStatus.STARTING,
+                    dg.DagsterRunStatus.STARTED,
+                ],
+            ),
+            limit=1,
+        )
+        if busy:
+            return []
+    window = int(time.time() // settings.incidents.interval_seconds)
+    return [
+        dg.RunRequest(
+            run_key=f"incidents-monitor-{window}",
+            asset_selection=[dg.AssetKey(a) for a in monitored],
+            tags={MONITOR_TAG: "1"},
+        )
+    ]
+
+
+def incident_tick(settings: Settings, monitored: list[str] | None = None, instance: Any = None) -> Any:
+    """One tick: detection, then the `incidents` observation when an incident opened or changed, and the refresh
+    of the monitored assets (what the next tick reads)."""
     cfg = settings.incidents
     wh = settings.warehouses.get(settings.dbt.warehouse or "") if settings.dbt is not None else None
     cycle = run_cycle(
@@ -35,8 +68,11 @@ def incident_tick(settings: Settings) -> Any:
     notify(cfg.webhooks, cycle.events, cycle.state)
     active = cycle.state.active()
     said = f"{cycle.symptoms_seen} unhealthy node(s), {len(active)} open incident(s)"
-    if not cycle.events:
+    runs = monitor_request(settings, monitored or [], instance)
+    if not cycle.events and not runs:
         return dg.SkipReason(f"nothing changed: {said} ({cycle.elapsed_ms:.0f} ms)")
+    if not cycle.events:
+        return dg.SensorResult(run_requests=runs)
     kinds = sorted({e["type"] for e in cycle.events})
     observation = dg.AssetObservation(
         asset_key=INCIDENTS_ASSET,
@@ -49,10 +85,10 @@ def incident_tick(settings: Settings) -> Any:
             "incidents": dg.MetadataValue.md(markdown(cycle.state)),
         },
     )
-    return dg.SensorResult(asset_events=[observation])
+    return dg.SensorResult(asset_events=[observation], run_requests=runs)
 
 
-def build_incident_definitions(settings: Settings) -> dg.Definitions:
+def build_incident_definitions(settings: Settings, defined: set[str]) -> dg.Definitions:
     spec = dg.AssetSpec(
         INCIDENTS_ASSET,
         group_name=GROUP,
@@ -60,14 +96,17 @@ def build_incident_definitions(settings: Settings) -> dg.Definitions:
         "symptoms, verdict and chain (docs/INCIDENTS.md). Nothing to materialize.",
     )
 
+    monitored = [a for a in settings.incidents.monitor_assets if a in defined]
+
     @dg.sensor(
         name=SENSOR,
+        asset_selection=[dg.AssetKey(a) for a in monitored] or None,
         minimum_interval_seconds=settings.incidents.interval_seconds,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Finds unhealthy tiles, models, sources, tables and jobs in the store, explains each from "
         "the snapshots, groups them by root cause into incidents and records what changed (docs/INCIDENTS.md).",
     )
     def incidents_sensor(context: dg.SensorEvaluationContext) -> Any:
-        return incident_tick(settings)
+        return incident_tick(settings, monitored, context.instance)
 
     return dg.Definitions(assets=[spec], sensors=[incidents_sensor])
