@@ -241,3 +241,18 @@ def test_compaction_keeps_the_state_and_bounds_the_journal(tmp_path: Path) -> No
     assert len((tmp_path / ".incidents" / "journal.jsonl").read_bytes().splitlines()) <= 31
     assert len([i for i in state.incidents.values() if i["status"] == "resolved"]) == 2
     assert len(state.active()) == 4 and all(i["status"] == "acknowledged" for i in state.active())
+
+
+def test_feedback_comes_from_resolved_incidents() -> None:
+    from ade_platform.lib.incidents.model import feedback_of
+
+    state = IncidentState.empty()
+    assert feedback_of(state) is None
+    found = [finding(), finding(node="dbt:model:m", cause="failed_model")]
+    state = step(state, reconcile(state, found, 1.0, Policy()).events)
+    first, second = sorted(state.incidents)
+    state = step(state, [transition(state, first, "resolve", by="a", cause_was_right=False, at=2.0)])
+    state = step(state, [transition(state, second, "resolve", by="a", at=2.0)])  # no verdict: no feedback
+    said = feedback_of(state)
+    inc = state.incidents[first]
+    assert said.kinds == {inc["key"]["cause"]: (0, 1)} and said.nodes == {inc["key"]["node"]: (0, 1)}

@@ -9,7 +9,7 @@ from typing import Any
 
 from ade_platform.lib.incidents.detect import detect
 from ade_platform.lib.incidents.grouping import Policy, reconcile
-from ade_platform.lib.incidents.model import IncidentState
+from ade_platform.lib.incidents.model import IncidentState, feedback_of
 from ade_platform.lib.lineage.sources import Topology
 from ade_platform.store import StoreReader
 from ade_platform.store.incidents import IncidentJournal
@@ -37,8 +37,9 @@ def run_cycle(
     decision (reconcile against the state read under it) inside, so a person's transition meanwhile is kept."""
     started = time.perf_counter()
     at = time.time() if now is None else now
-    found = detect(reader, topology, dialect=dialect, max_symptoms=max_symptoms, now=at)
     journal = IncidentJournal(reader.root)
+    feedback = feedback_of(journal.state())
+    found = detect(reader, topology, dialect=dialect, max_symptoms=max_symptoms, now=at, feedback=feedback)
     suppressed = 0
 
     def decide(state: IncidentState) -> list[dict[str, Any]]:

@@ -79,6 +79,7 @@ def detect(
     max_symptoms: int = 200,
     max_nodes: int = 300,
     now: float | None = None,
+    feedback: Any = None,
 ) -> Detected:
     """The findings the store shows now (empty when the lineage graph was never built)."""
     now = time.time() if now is None else now
@@ -104,7 +105,9 @@ def detect(
     findings = []
     for node_id in sorted(unhealthy)[:max_symptoms]:
         node = v["nodes"][node_id]
-        body = incident.explain(v, node_id, records, LiveFindings(now=now), dialect, max_nodes)
+        body = incident.explain(
+            v, node_id, records, LiveFindings(now=now), dialect, max_nodes, feedback=feedback
+        )
         top = next((c for c in body["causes"] if not c["background"]), None)
         symptom = {
             "node": node_id,

@@ -231,6 +231,24 @@ def transition(
     }
 
 
+def feedback_of(state: IncidentState) -> Any:
+    """The ranking's Feedback from every incident resolved with `cause_was_right` (None when there is none)."""
+    from ade_platform.lib.lineage.incident import Feedback
+
+    kinds: dict[str, list[int]] = {}
+    nodes: dict[str, list[int]] = {}
+    for inc in state.incidents.values():
+        said = inc.get("feedback")
+        if not said:
+            continue
+        slot = 0 if said["cause_was_right"] else 1
+        kinds.setdefault(inc["key"].get("cause", ""), [0, 0])[slot] += 1
+        nodes.setdefault(inc["key"].get("node", ""), [0, 0])[slot] += 1
+    if not kinds:
+        return None
+    return Feedback({k: (r, w) for k, (r, w) in kinds.items()}, {k: (r, w) for k, (r, w) in nodes.items()})
+
+
 def public(inc: dict[str, Any]) -> dict[str, Any]:
     """An incident as the tools, resources, webhooks and `ade status` show it (bookkeeping left out)."""
     hidden = {"cleared_since_resolved", "last_flap_at"}
