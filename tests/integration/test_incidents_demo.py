@@ -42,7 +42,7 @@ class Receiver(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        Receiver.got.append((dict(self.headers), body))
+        Receiver.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
         self.send_response(204)
         self.end_headers()
 
@@ -162,11 +162,11 @@ def test_a_renamed_column_under_tiles_is_one_incident_heard_by_listeners_and_peo
     schema_incidents = [i for i in out["listed"] if i["cause"]["cause"] == "schema_change"]
     assert len(schema_incidents) == 1, out["listed"]
 
-    events = [(h["X-ADE-Event"], h) for h, _ in Receiver.got if h["X-ADE-Incident"] == incident["id"]]
+    events = [(h["x-ade-event"], h) for h, _ in Receiver.got if h["x-ade-incident"] == incident["id"]]
     assert [e for e, _ in events] == ["opened", "resolved"], events
     for headers, body in Receiver.got:
-        mac = hmac.new(SECRET.encode(), headers["X-ADE-Timestamp"].encode() + b"." + body, hashlib.sha256)
-        assert headers["X-ADE-Signature"] == "sha256=" + mac.hexdigest()
+        mac = hmac.new(SECRET.encode(), headers["x-ade-timestamp"].encode() + b"." + body, hashlib.sha256)
+        assert headers["x-ade-signature"] == "sha256=" + mac.hexdigest()
     resolved = json.loads(Receiver.got[-1][1])
     assert resolved["incident"]["feedback"]["cause_was_right"] is True
 
