@@ -468,7 +468,9 @@ def test_feedback_weighs_down_a_cause_named_wrongly_before(index) -> None:
     top = plain["causes"][0]
     wrong = incident.Feedback({"schema_change": (0, 3)}, {top["node"]: (0, 3)})
     assert wrong.factor("schema_change", top["node"]) == pytest.approx((1 - 0.2 * 3 / 4) * (1 - 0.3 * 3 / 4))
-    assert incident.Feedback({"schema_change": (9, 1)}).factor("schema_change", "x") == pytest.approx(1 - 0.2 / 11)
+    assert incident.Feedback({"schema_change": (9, 1)}).factor("schema_change", "x") == pytest.approx(
+        1 - 0.2 / 11
+    )
     assert incident.Feedback().factor("schema_change", top["node"]) == 1.0
     taught = incident.explain(v, tile, _records(index, _history()), live, "duckdb", feedback=wrong)
     again = next(c for c in taught["causes"] if (c["cause"], c["node"]) == (top["cause"], top["node"]))
