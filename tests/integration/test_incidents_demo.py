@@ -119,7 +119,7 @@ async def _scenario(settings: Settings) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.filterwarnings("ignore:resources/subscribe is removed:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 def test_a_renamed_column_under_tiles_is_one_incident_heard_by_listeners_and_people(
     demo_settings: Settings,
 ) -> None:

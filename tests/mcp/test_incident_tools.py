@@ -133,7 +133,7 @@ async def _listen_and_act(server: Any, ident: str, settings: Settings) -> list[t
     return steps
 
 
-@pytest.mark.filterwarnings("ignore:resources/subscribe is removed:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 def test_listening_clients_hear_what_another_does(two_incidents: tuple[Settings, list[str]]) -> None:
     settings, ids = two_incidents
     steps = asyncio.run(_listen_and_act(build_server(settings), ids[0], settings))
