@@ -256,3 +256,18 @@ def test_feedback_comes_from_resolved_incidents() -> None:
     said = feedback_of(state)
     inc = state.incidents[first]
     assert said.kinds == {inc["key"]["cause"]: (0, 1)} and said.nodes == {inc["key"]["node"]: (0, 1)}
+
+
+def test_status_lines_and_the_dagster_markdown_show_each_open_incident() -> None:
+    from ade_platform.lib.incidents.cycle import markdown, status_lines
+
+    assert status_lines(IncidentState.empty()) == ["incidents: none open"]
+    found = [Finding(**{**vars(finding()), "chain": "graph LR\n  a --> b"})]
+    state = step(IncidentState.empty(), reconcile(IncidentState.empty(), found, 1.0, Policy()).events)
+    (ident,) = state.incidents
+    lines = status_lines(state)
+    assert (
+        lines[0] == "incidents: 1 open or acknowledged" and ident in lines[1] and "1 symptom(s)" in lines[1]
+    )
+    shown = markdown(state)
+    assert f"### {ident} (open)" in shown and "```mermaid\ngraph LR" in shown
