@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -129,6 +130,8 @@ async def _listen_and_act(server: Any, ident: str, settings: Settings) -> list[t
             detect(settings, [finding("dbt:model:orders", "failed_model", "t3")], at=2000.0)
             steps.append(await both())
         opened = await b.read_resource("ade://incidents/open")
+        one = json.loads((await b.read_resource(f"ade://incidents/{ident}"))[0].text)
+        assert one["id"] == ident and one["status"] == "resolved" and one["timeline"], one
     steps.append(("open", opened[0].text))
     return steps
 
