@@ -20,20 +20,19 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from ade_platform.lib.incidents.model import ACTIVE, IncidentState, fold
+from ade_platform.store.locks import store_lock
 from ade_platform.store.paths import LocalRoot, StoreRoot
 
 INCIDENTS_DIR = ".incidents"
 JOURNAL = f"{INCIDENTS_DIR}/journal.jsonl"
 MAX_EVENTS = 5_000
 MAX_CLOSED = 1_000
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
 
 
 class IncidentJournal:
@@ -113,25 +112,8 @@ class IncidentJournal:
             del state.incidents[inc["id"]]
         self.root.write_bytes_atomic(JOURNAL, orjson.dumps({"snapshot": state.to_dict()}) + b"\n")
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        name = self.root.describe()
-        with _LOCKS_GUARD:
-            lock = _LOCKS.setdefault(name, threading.Lock())
-        with lock:
-            if not isinstance(self.root, LocalRoot):
-                yield
-                return
-            import fcntl
-
-            folder = self.root.path / INCIDENTS_DIR
-            folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return store_lock(self.root, INCIDENTS_DIR)
 
 
 def _lines(raw: bytes) -> int:
