@@ -39,11 +39,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     rows = asset_status(settings)
     note = dbt_folders_note(settings)
     journal = audit_backlog_note(settings)
+    incidents = incidents_note(settings)
     if args.json:
         import json
 
         print(json.dumps(rows, indent=2, default=str))
-        for line in (note, journal):  # stdout stays the JSON document
+        for line in (note, journal, incidents):  # stdout stays the JSON document
             if line:
                 print(line, file=sys.stderr)
     else:
@@ -51,7 +52,17 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(note + "\n")
         print(render_status(rows))
         print("\n" + journal)
+        print("\n" + incidents)
     return 0
+
+
+def incidents_note(settings: Settings) -> str:
+    """The open incidents (the store's journal, as every gateway and the daemon see it)."""
+    from ade_platform.lib.incidents.cycle import status_lines
+    from ade_platform.store import StoreReader
+    from ade_platform.store.incidents import IncidentJournal
+
+    return "\n".join(status_lines(IncidentJournal(StoreReader(settings.store_root).root).state()))
 
 
 def cmd_store_fsck(args: argparse.Namespace) -> int:

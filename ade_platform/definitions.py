@@ -19,6 +19,7 @@ from ade_platform.defs import (
     datasets,
     dbt,
     dbt_cloud,
+    incidents,
     lineage,
     observations,
     orchestrators,
@@ -44,6 +45,7 @@ DOMAINS: tuple[Callable[[Settings, DomainInputs], dg.Definitions], ...] = (
     dbt_cloud.defs,
     observations.defs,
     lineage.defs,
+    incidents.defs,
 )
 
 

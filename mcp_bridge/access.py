@@ -54,6 +54,8 @@ CHANGES: dict[str, Effect] = {
     # run a recipe to keep its diagram / CumulusCI mapping in a new run folder (served as run resources)
     "snowfakery.render_diagram": "workspace",
     "snowfakery.generate_mapping": "workspace",
+    # acknowledges, resolves, reopens or dismisses an incident (the store's incident journal; audited)
+    "incident_update": "incident",
 }
 _CHANGES = {name.replace(".", "_"): effect for name, effect in CHANGES.items()}
 # Reads whose cost is the gateway's own CPU, set by the agent's input: patterns compiled and run over a log or

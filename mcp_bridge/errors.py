@@ -97,6 +97,10 @@ ERROR_CODES: dict[str, str] = {
     "--resource-type, --fail-fast, --defer, --state, --favor-state, --threads, --warn-error).",
     "conf_refused": "conf is plain JSON within orchestrators.max_conf_bytes, max_conf_depth and max_conf_keys, "
     "matching the DAG's schema in orchestrators.<backend>.conf_schemas.",
+    # incidents (issue 36, docs/INCIDENTS.md)
+    "incident_not_found": "List incidents with incident_list; ids look like inc-<12 hex>.",
+    "invalid_transition": "Read the incident's status with incident_get (docs/INCIDENTS.md, lifecycle).",
+    "invalid_incident_action": "Use acknowledge, resolve, reopen or not_an_incident.",
     # who is calling (issue 28): roles from the caller's token (mcp.access), limits per user
     "forbidden": "Your roles do not allow this tool; an operator grants roles to scopes and groups in "
     "mcp.access (ade.yaml), or sign in with a scope or group that has one.",

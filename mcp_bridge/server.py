@@ -55,6 +55,7 @@ def build_server(
         if getattr(toolset, "tasks", None) is not None:
             toolset.tasks.access = caller_access
         hint_list_results(toolset)
+        _serve_push(toolset, settings, {only: toolset})
         return toolset
     toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
     caller_access = CallerAccess(settings, access, toolsets)
@@ -74,7 +75,16 @@ def build_server(
         gateway.add_extension(LazyTasks(caller_access))
     gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
     hint_list_results(gateway)
+    _serve_push(gateway, settings, toolsets)
     return gateway
+
+
+def _serve_push(server: FastMCP, settings: Settings, toolsets: dict[str, FastMCP]) -> None:
+    """Resource subscriptions and `subscriptions/listen` for the incidents, when their toolset is served."""
+    if "incidents" in toolsets:
+        from mcp_bridge.push import install
+
+        install(server, settings, toolsets["incidents"].incident_service)  # type: ignore[attr-defined]
 
 
 def adopt(gateway: FastMCP, toolset: FastMCP) -> None:

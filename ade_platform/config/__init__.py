@@ -11,6 +11,7 @@ from ade_platform.config.dagster import DagsterInstanceSettings, ScheduleSetting
 from ade_platform.config.datasets import DatasetRecipeSettings, DatasetSettings
 from ade_platform.config.dbt import DbtSettings
 from ade_platform.config.dbt_cloud import DbtCloudSettings
+from ade_platform.config.incidents import IncidentSettings, IncidentWebhook
 from ade_platform.config.lineage import LineageBuilder, LineageSettings
 from ade_platform.config.loading import load_settings
 from ade_platform.config.mcp import (
@@ -72,6 +73,8 @@ __all__ = [
     "Effect",
     "FreshnessTarget",
     "HttpSettings",
+    "IncidentSettings",
+    "IncidentWebhook",
     "LimitSettings",
     "LineageBuilder",
     "LineageSettings",

@@ -14,8 +14,8 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from ade_platform.config.base import _Model
 from ade_platform.config.toolsets import TOOLSETS
 
-Effect = Literal["read", "trigger", "ddl", "workspace"]
-EFFECTS: tuple[Effect, ...] = ("read", "trigger", "ddl", "workspace")
+Effect = Literal["read", "trigger", "ddl", "workspace", "incident"]
+EFFECTS: tuple[Effect, ...] = ("read", "trigger", "ddl", "workspace", "incident")
 JwtAlgorithm = Literal[
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"
 ]
@@ -65,7 +65,9 @@ class OidcSettings(_Model):
 
 
 class Role(_Model):
-    effects: list[Effect] = Field(description="What the role may do: read, trigger, ddl, workspace.")
+    effects: list[Effect] = Field(
+        description="What the role may do: read, trigger, ddl, workspace, incident (change an incident's status)."
+    )
     toolsets: list[str] | None = Field(None, description="Only these toolsets; default: every enabled one.")
 
 
@@ -94,7 +96,7 @@ class CallerLimits(_Model):
 
 BUILTIN_ROLES: dict[str, Role] = {
     "reader": Role(effects=["read"]),
-    "operator": Role(effects=["read", "trigger"]),
+    "operator": Role(effects=["read", "trigger", "incident"]),
     "admin": Role(effects=list(EFFECTS)),
 }
 DEFAULT_SCOPES: dict[str, list[str]] = {

@@ -13,6 +13,7 @@ from ade_platform.config.dagster import DagsterInstanceSettings, ScheduleSetting
 from ade_platform.config.datasets import DatasetSettings
 from ade_platform.config.dbt import DbtSettings
 from ade_platform.config.dbt_cloud import DbtCloudSettings
+from ade_platform.config.incidents import IncidentSettings
 from ade_platform.config.lineage import LineageSettings
 from ade_platform.config.mcp import LimitSettings, McpSettings
 from ade_platform.config.openlineage import OpenLineageSettings
@@ -54,6 +55,7 @@ class Settings(_Model):
     orchestrators: OrchestratorSettings = Field(default_factory=OrchestratorSettings)
     lineage: LineageSettings = Field(default_factory=LineageSettings)
     openlineage: OpenLineageSettings = Field(default_factory=OpenLineageSettings)
+    incidents: IncidentSettings = Field(default_factory=IncidentSettings)
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
     log_level: Literal["debug", "info", "warning", "error", "critical"] = Field(
         "warning", description="Level of the platform's own logs; the LOG_LEVEL environment variable wins."

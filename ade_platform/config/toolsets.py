@@ -15,6 +15,7 @@ _TOOLSET_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("snowflake", "snowflake", ()),
     ("snowfakery", "snowfakery", ("snowfakery-mcp",)),
     ("lineage", "lineage", ()),
+    ("incidents", "incidents", ()),
 )
 TOOLSETS = tuple(name for name, _, _ in _TOOLSET_TABLE)
 TOOLSET_MODULES = {name: module for name, module, _ in _TOOLSET_TABLE}

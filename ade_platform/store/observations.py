@@ -20,16 +20,16 @@ import hashlib
 import logging
 import os
 import re
-import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+from ade_platform.store.locks import store_lock
 from ade_platform.store.paths import LocalRoot, StoreRoot, remove_file
 from ade_platform.store.reader import StoreReader
 from ade_platform.store.writer import StoreWriter, dumps
@@ -45,8 +45,6 @@ MAX_STATE_BYTES = 256 << 10
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 _SLUG_CHARS = 96
-_LOCKS: dict[str, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -165,26 +163,9 @@ def thin_observations(
     return len(doomed)
 
 
-@contextlib.contextmanager
-def _locked(root: StoreRoot, kind: str) -> Iterator[None]:
+def _locked(root: StoreRoot, kind: str) -> contextlib.AbstractContextManager[None]:
     """One writer per kind at a time: threads of this process, and other processes on a local store."""
-    name = f"{root.describe()}|{kind}"
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(name, threading.Lock())
-    with lock:
-        if not isinstance(root, LocalRoot):
-            yield
-            return
-        import fcntl
-
-        folder = root.path / OBSERVATIONS_DIR / kind
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    return store_lock(root, f"{OBSERVATIONS_DIR}/{kind}")
 
 
 def _touch(root: StoreRoot, rel: str) -> None:

@@ -108,6 +108,9 @@ EXAMPLES: dict[str, Args] = {
     "lineage_trace": {"start_kind": "dbt_node", "start": "customers"},
     "lineage_explain_incident": {"start_kind": "dbt_node", "start": "customers"},
     "lineage_what_changed": {"start_kind": "dbt_node", "start": "customers"},
+    # incidents: what detection recorded in warm_up (the demo's designed broken tiles)
+    "incident_list": {"status": "active"},
+    "incident_get": lambda a: {"incident_id": a["incident_list"]["incidents"][0]["id"]},
     # Snowfakery: everything but run_recipe / render_diagram / generate_mapping, which keep a run folder
     "snowfakery.list_capabilities": {},
     "snowfakery.list_examples": {},
@@ -258,8 +261,11 @@ async def warm_up(server: Any) -> list[Any]:
 
 def run_examples(settings: Settings, env: dict[str, str]) -> dict[str, Any]:
     """Call every example once; what each answered and what changed (files, catalogs, remote requests)."""
+    from ade_platform.defs.incidents import incident_tick
+
     server = build_server(settings)
     polled = asyncio.run(warm_up(server))
+    incident_tick(settings)  # the daemon's detection: the incidents the incident tools then read
     before_files, before_remote = files(settings), remote_changes(env)
     outcomes, catalogs_before = asyncio.run(call_all(server))
     import ade_platform.live

@@ -494,3 +494,26 @@ def test_a_failing_freshness_step_is_not_what_failed_the_run() -> None:
     assert is_freshness_step({"name": "Invoke dbt with `dbt source freshness --select source:raw`"})
     assert not is_freshness_step({"name": "Invoke dbt with `dbt run-operation freshness_gate`"})
     assert not is_freshness_step({"name": "Clone git repository"})
+
+
+def test_feedback_weighs_down_a_cause_named_wrongly_before(index) -> None:
+    """Incidents resolved with cause_was_right=false weigh that kind and node down by the documented factor;
+    right verdicts dilute it; with no feedback nothing changes."""
+    v = _graph(index)
+    tile = trace.find_start(v, "tile", "71", "looker")
+    live = _amount_renamed_now(T0 + 600)
+    plain = incident.explain(v, tile, _records(index, _history()), live, "duckdb")
+    top = plain["causes"][0]
+    wrong = incident.Feedback({"schema_change": (0, 3)}, {top["node"]: (0, 3)})
+    assert wrong.factor("schema_change", top["node"]) == pytest.approx((1 - 0.2 * 3 / 4) * (1 - 0.3 * 3 / 4))
+    assert incident.Feedback({"schema_change": (9, 1)}).factor("schema_change", "x") == pytest.approx(
+        1 - 0.2 / 11
+    )
+    assert incident.Feedback().factor("schema_change", top["node"]) == 1.0
+    taught = incident.explain(v, tile, _records(index, _history()), live, "duckdb", feedback=wrong)
+    again = next(c for c in taught["causes"] if (c["cause"], c["node"]) == (top["cause"], top["node"]))
+    assert again["score"] == pytest.approx(top["score"] * wrong.factor(top["cause"], top["node"]), abs=1e-3)
+    others = {(c["cause"], c["node"]): c["score"] for c in plain["causes"] if c["cause"] != "schema_change"}
+    assert others == {
+        (c["cause"], c["node"]): c["score"] for c in taught["causes"] if c["cause"] != "schema_change"
+    }

@@ -17,6 +17,7 @@ show a time before it held) leads, low when only long-standing or background con
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -128,7 +129,32 @@ def _time_bonus(symptom: Symptom, cond: Condition) -> float:
     return 0.5 / (1.0 + gap_hours)
 
 
-def rank(symptom: Symptom, conditions: list[Condition]) -> list[dict[str, Any]]:
+# People's feedback (incident_update resolve, cause_was_right): a cause kind or node named wrongly before in this
+# project weighs less. Small on purpose: the evidence still decides; feedback breaks near ties.
+KIND_FEEDBACK = 0.2
+NODE_FEEDBACK = 0.3
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """(right, wrong) verdicts per cause kind and per cause node, from resolved incidents."""
+
+    kinds: dict[str, tuple[int, int]] = field(default_factory=dict)
+    nodes: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def factor(self, cause: str, node: str) -> float:
+        """1 - 0.2 x wrong / (right + wrong + 1) for the kind, times the same with 0.3 for the node; 1 without
+        feedback. One wrong verdict of a kind: x0.9; three wrong, none right: x0.85."""
+        out = 1.0
+        for table, weight, key in ((self.kinds, KIND_FEEDBACK, cause), (self.nodes, NODE_FEEDBACK, node)):
+            right, wrong = table.get(key, (0, 0))
+            out *= 1.0 - weight * wrong / (right + wrong + 1)
+        return out
+
+
+def rank(
+    symptom: Symptom, conditions: list[Condition], feedback: Feedback | None = None
+) -> list[dict[str, Any]]:
     best: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
     for cond in conditions:
         strength, why = explanation(symptom, cond)
@@ -137,6 +163,8 @@ def rank(symptom: Symptom, conditions: list[Condition]) -> list[dict[str, Any]]:
         score += strength + (0.0 if behind else _time_bonus(symptom, cond))
         if behind:
             score *= 0.1
+        if feedback is not None:
+            score *= feedback.factor(cond.cause, cond.node)
         entry = {
             "cause": cond.cause,
             "node": cond.node,
@@ -273,11 +301,12 @@ def explain(
     dialect: str | None = None,
     max_nodes: int = 500,
     blame: Blame | None = None,
+    feedback: Feedback | None = None,
 ) -> dict[str, Any]:
     """The symptom at `start`, the ranked causes upstream of it, and the verdict.
 
     `blame` tells who changed the project's files (git, from the MCP layer); without it code changes are named
-    without an author."""
+    without an author. `feedback`: what people said of earlier verdicts (Feedback; None: no change)."""
     chain = walk(v, start, "upstream", None, max_nodes)
     symptom = symptom_of(start, v, records, live)
     gatherer = Gatherer(v, records, live, dialect)
@@ -292,7 +321,7 @@ def explain(
         conditions += found
         conditions += code_conditions(v, further, records, symptom, conditions, blame, dialect)
     conditions += _value_conditions(v, chain, records, live, symptom, blame, dialect)
-    ranked = rank(symptom, absorb_table_changes(v, conditions))
+    ranked = rank(symptom, absorb_table_changes(v, conditions), feedback)
     text, confidence = verdict(symptom, ranked)
     for entry in ranked:
         del entry["_strength"]

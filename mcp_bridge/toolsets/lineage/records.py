@@ -11,9 +11,8 @@ from typing import Any
 
 from ade_platform.config import Settings
 from ade_platform.lib.dbt.artifacts import freeze_heap, gc_paused
-from ade_platform.lib.lineage.conditions import epoch_of
 from ade_platform.lib.lineage.evidence import Records
-from ade_platform.lib.lineage.history import History, VersionRef
+from ade_platform.lib.lineage.history import History
 from ade_platform.lib.lineage.sources import (
     LINEAGE_ASSET,
     Topology,
@@ -22,46 +21,12 @@ from ade_platform.lib.lineage.sources import (
     store_read,
     table_columns,
 )
-from ade_platform.lib.lineage.tables import SchemaHistory
+from ade_platform.lib.lineage.store_records import StoreVersions, store_records
 from ade_platform.lib.lineage.trace import Health, views
-from ade_platform.lib.warehouse.names import schema_asset
-from ade_platform.store import SnapshotNotFound, StoreError, StoreReader
-from ade_platform.store.observations import latest_observation, observation_history
+from ade_platform.store import SnapshotNotFound, StoreError
+from ade_platform.store.observations import latest_observation
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.dbt.inputs import derive
-
-
-class StoreVersions:
-    """History's view of the store: retained versions newest first (re-listed only when the pointer moves)."""
-
-    def __init__(self, reader: StoreReader):
-        self.reader = reader
-        self._lists: dict[str, tuple[str, list[VersionRef]]] = {}
-        self._lock = threading.Lock()
-
-    def versions(self, asset: str) -> list[VersionRef]:
-        try:
-            latest = self.reader.latest(asset)
-        except SnapshotNotFound:
-            return []
-        with self._lock:
-            cached = self._lists.get(asset)
-        if cached is not None and cached[0] == latest.version:
-            return cached[1]
-        refs = [
-            VersionRef(p.version, _happened_at(p), p.data_version)
-            for p in reversed(self.reader.history(asset))
-            if p.version <= latest.version  # versions sort in publication order
-        ]
-        with self._lock:
-            self._lists[asset] = (latest.version, refs)
-        return refs
-
-    def load(self, asset: str, version: str) -> Any:
-        latest = self.reader.latest(asset)
-        if latest.version == version:
-            return latest.data
-        return self.reader.get(asset, version).data
 
 
 class LineageStore:
@@ -111,28 +76,8 @@ class LineageStore:
     def records(
         self, health: Health, joined: dict[str, str], lineage: dict[str, Any], version: str
     ) -> Records:
-        newest: dict[str, VersionRef] = {}
-        for asset in [*joined, *(schema_asset(w) for w in self.topology.warehouses)]:
-            refs = self.history.versions(asset)
-            if refs:
-                newest[asset] = refs[0]
-        schemas = {
-            name: SchemaHistory(self.history, schema_asset(name), wh_type)
-            for name, wh_type in self.topology.warehouses.items()
-        }
-        reader = self.reader
-
-        def observations(kind: str, key: str) -> list[Any]:
-            return observation_history(reader, kind, key)
-
-        return Records(
-            health=health,
-            history=self.history,
-            newest=newest,
-            schemas=schemas,
-            table_columns=self.columns_now(lineage, version),
-            observations=observations,
-        )
+        columns = self.columns_now(lineage, version)
+        return store_records(self.reader, self.history, self.topology, health, joined, columns)
 
     def latest_observation(self, kind: str, key: str) -> Any:
         return latest_observation(self.reader, kind, key)
@@ -176,13 +121,6 @@ class LineageStore:
             stamped["stale"] = True
             stamped["stale_reason"] = "; ".join(reasons)
         return stamped
-
-
-def _happened_at(provenance: Any) -> float:
-    """When a version's content happened: the dbt invocation that wrote an artifact (its generated_at: a run
-    outside ADE may be published long after it ran), else when the version was materialized."""
-    generated = epoch_of((provenance.source or {}).get("generated_at"))
-    return generated if generated is not None else provenance.materialized_epoch
 
 
 def topology_of(settings: Settings) -> Topology:

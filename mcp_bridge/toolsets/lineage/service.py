@@ -10,6 +10,7 @@ from typing import Any
 from fastmcp.tools import ToolResult
 
 from ade_platform.lib import paging
+from ade_platform.lib.incidents.model import feedback_of
 from ade_platform.lib.lineage import incident
 from ade_platform.lib.lineage.conditions import epoch_of, iso
 from ade_platform.lib.lineage.evidence import LiveFindings
@@ -17,6 +18,7 @@ from ade_platform.lib.lineage.gather_values import value_events
 from ade_platform.lib.lineage.timeline import Timeline, chain_files, page, sort_key
 from ade_platform.lib.lineage.trace import LineageLookupError, builders_of, find_start, status_of, walk
 from ade_platform.store import SnapshotNotFound
+from ade_platform.store.incidents import IncidentJournal
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import ToolFailure
 from mcp_bridge.toolsets.dbt.inputs import as_result
@@ -113,7 +115,8 @@ class LineageService:
             findings, result, observed = self.probe_live(tool, args, v, root)
         records = store.records(health, joined, lineage, snapshot.version)
         blame = git_blame(self.ctx.settings) if live else None
-        body = incident.explain(v, root, records, findings, self.dialect, self.default_cap, blame)
+        feedback = feedback_of(IncidentJournal(self.ctx.reader.root).state())
+        body = incident.explain(v, root, records, findings, self.dialect, self.default_cap, blame, feedback)
         self.record(tool, observed, findings.now, findings.values.values())
         read_live = (
             frozenset({"dbt_run_results"}) if live and "run_results" not in _missed(findings) else frozenset()
