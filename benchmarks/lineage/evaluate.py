@@ -34,6 +34,7 @@ class Outcome:
     ms: float
     verdict: str
     error: str | None = None
+    top: tuple[str, str] | None = None  # the first cause's (kind, node): what a person resolving it judges
 
 
 async def _ask(client: Any, args: dict[str, Any]) -> tuple[dict[str, Any], float]:
@@ -48,13 +49,21 @@ async def _ask(client: Any, args: dict[str, Any]) -> tuple[dict[str, Any], float
 
 
 def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = print) -> list[Outcome]:
+    return run_variants(platform, scenarios, (lambda: None,), log)[0]
+
+
+def run_variants(
+    platform: Platform, scenarios: list[Scenario], variants: tuple[Any, ...], log: Any = print
+) -> list[list[Outcome]]:
+    """Each scenario made once and asked once per variant (a callable that sets the platform up for it, e.g. with
+    or without people's feedback), in that order; the outcomes per variant."""
     from fastmcp import Client
 
     from mcp_bridge.context import flush_all_observations
     from mcp_bridge.server import build_server
 
     server = build_server(platform.settings)
-    outcomes: list[Outcome] = []
+    outcomes: list[list[Outcome]] = [[] for _ in variants]
 
     async def session() -> None:
         async with Client(server) as client:
@@ -68,19 +77,29 @@ def run_scenarios(platform: Platform, scenarios: list[Scenario], log: Any = prin
                     _safe(s.revert)
                     continue
                 try:
-                    body, ms = await _ask(client, s.start)
+                    for i, variant in enumerate(variants):
+                        variant()
+                        body, ms = await _ask(client, s.start)
+                        outcomes[i].append(_score(platform.name, s, body, ms))
+                        flush_all_observations(30)  # what the call read is in the store before the next
                 finally:
-                    flush_all_observations(
-                        30
-                    )  # what the call read is in the store before the platform is put back
                     _safe(s.revert)
-                outcomes.append(_score(platform.name, s, body, ms))
-                o = outcomes[-1]
-                # a refused call is a miss for a control too: it never got to say nothing was wrong
-                mark = "ok " if not o.error and (o.rank == 1 if s.expected else not o.confident) else "MISS"
-                log(f"  {mark} [{platform.name}] {s.kind}: {s.description} -> rank {o.rank}, {o.ms:.0f} ms")
-                if mark == "MISS":
-                    log(f"       verdict: {o.verdict[:300]}" if not o.error else f"       refused: {o.error}")
+                for i, mine in enumerate(outcomes):
+                    o = mine[-1]
+                    # a refused call is a miss for a control too: it never got to say nothing was wrong
+                    mark = (
+                        "ok " if not o.error and (o.rank == 1 if s.expected else not o.confident) else "MISS"
+                    )
+                    tag = f" (variant {i + 1})" if len(variants) > 1 else ""
+                    log(
+                        f"  {mark} [{platform.name}] {s.kind}{tag}: {s.description} -> rank {o.rank}, {o.ms:.0f} ms"
+                    )
+                    if mark == "MISS":
+                        log(
+                            f"       verdict: {o.verdict[:300]}"
+                            if not o.error
+                            else f"       refused: {o.error}"
+                        )
 
     asyncio.run(session())
     return outcomes
@@ -112,8 +131,17 @@ def _score(platform: str, s: Scenario, body: dict[str, Any], ms: float) -> Outco
     calls = rank if rank is not None else 1 + int(body.get("chain_nodes") or 0)
     if s.expected is None:
         calls = 1
+    top = (str(causes[0]["cause"]), str(causes[0]["node"])) if causes else None
     return Outcome(
-        platform, s.kind, s.description, rank, bool(body.get("confident")), calls, ms, body.get("verdict", "")
+        platform,
+        s.kind,
+        s.description,
+        rank,
+        bool(body.get("confident")),
+        calls,
+        ms,
+        body.get("verdict", ""),
+        top=top,
     )
 
 
