@@ -10,18 +10,22 @@ and say why."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ade_platform.config import Settings
 from ade_platform.emulators.dbt_cloud import CI_JOB, DEMO_TOKEN
 from ade_platform.lib.dbt.lineage import build_lineage_index
+from ade_platform.lib.incidents.model import transition
 from ade_platform.store import StoreWriter
 from mcp_bridge.tasks import LIST_TTL_SECONDS
 from tests.mcp.dbt_cloud_support import running_emulator
@@ -135,3 +139,54 @@ def test_the_typescript_client(gateway: dict[str, Any], sdk: str, revision: str,
     assert any(m.startswith(f"run {gateway['run_id']} queued after") for m in task["messages"]), task
     answer = task["result"]["structuredContent"]
     assert answer["timed_out"] is True and answer["status"] == "queued" and answer["status_checks"] >= 2
+
+
+@pytest.mark.slow  # a gateway with the incidents toolset starts for it
+@pytest.mark.parametrize(("sdk", "transport"), [("v1", "http"), ("v2", "stdio")])
+def test_the_typescript_client_hears_incidents_it_subscribed_to(
+    tmp_settings: Settings, sdk: str, transport: str
+) -> None:
+    """Push to a client that is not FastMCP's, on 2025-11-25 (what most hosts speak): it subscribes to
+    ade://incidents/open, and hears a person acknowledge the incident elsewhere (written to the store's journal,
+    as another replica's incident_update writes it) and detection open a second one."""
+    from tests.mcp.test_incident_push_processes import _env
+    from tests.mcp.test_incident_tools import detect, finding
+
+    node = node_or_skip()
+    journal = detect(tmp_settings, [finding("warehouse:demo:table:main.orders", "schema_change", "t1")])
+    (ident,) = journal.state().incidents
+    plan: dict[str, Any] = {
+        "sdk": sdk,
+        "revision": PREVIOUS,
+        "transport": transport,
+        "listen": {"uri": "ade://incidents/open", "count": 2, "timeout_ms": 30_000},
+    }
+    env = _env(tmp_settings)
+    with contextlib.ExitStack() as stack:
+        if transport == "http":
+            plan["url"], _ = stack.enter_context(mcp_over_http(env))
+        else:
+            plan.update(command=ADE, args=["mcp"], env=env)
+        client = subprocess.Popen(
+            [node, "client.mjs", json.dumps(plan)], cwd=HERE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        try:
+            ready = client.stdout.readline()  # type: ignore[union-attr]
+            assert json.loads(ready) == {"ready": True}, ready
+            time.sleep(2.0)  # the gateway's journal watcher takes its baseline
+            journal.change(
+                lambda state: [
+                    transition(state, ident, "acknowledge", by="someone-else", note="on it", at=time.time())
+                ]
+            )
+            time.sleep(1.5)
+            detect(tmp_settings, [finding("dbt:model:orders", "failed_model", "t7")], 3000.0)
+            out, _ = client.communicate(timeout=60)
+        finally:
+            client.kill()
+    report = json.loads(out.strip().splitlines()[-1])
+    # the acknowledgement, then detection (the new incident, and the first one's cause no longer seen)
+    assert len(report["heard"]) >= 2 and set(report["heard"]) == {"ade://incidents/open"}, report
+    listed = json.loads(report["read"][0])
+    statuses = {i["id"]: i["status"] for i in listed["incidents"]}
+    assert statuses[ident] == "acknowledged" and len(statuses) == 2, listed

@@ -4,7 +4,8 @@
 //
 // plan: {transport: "stdio" | "http", command, args, env (stdio) | url (http), revision: "2026-07-28" | "2025-11-25",
 //        sdk: "v2" (@modelcontextprotocol/client, speaks 2026-07-28 and 2025-11-25) | "v1" (@modelcontextprotocol/sdk,
-//        up to 2025-11-25), cached: {name, arguments}, plain: {name, arguments}, task: {name, arguments} (2026 only)}
+//        up to 2025-11-25), cached: {name, arguments}, plain: {name, arguments}, task: {name, arguments} (2026 only),
+//        listen: {uri, count, timeout_ms} (push: subscribe and report what is heard instead of the calls)}
 //
 // It connects, lists the tools (the raw list result, for its cache hints), calls the cached tool and the
 // task-capable tool as plain calls, and on 2026-07-28 runs the task-capable tool as a task (the tasks extension,
@@ -72,8 +73,35 @@ async function connected(lib, withTasks) {
   return { client, transport };
 }
 
+// Push: subscribe to a resource (resources/subscribe, 2025-11-25), say so on stdout ({"ready": true}), then wait
+// for `notifications/resources/updated` and print what was heard ({"heard": [uri, ...]}) after `plan.listen.count`
+// of them, or after `plan.listen.timeout_ms` with what was heard so far.
+async function listenFor(lib) {
+  const { client } = await connected(lib, false);
+  const heard = [];
+  let done;
+  const finished = new Promise((resolve) => (done = resolve));
+  const onUpdated = (note) => {
+    heard.push(note.params.uri);
+    if (heard.length >= plan.listen.count) done();
+  };
+  if (plan.sdk === "v1") {  // v1 keys handlers by the notification's schema, v2 by its method
+    const { ResourceUpdatedNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, onUpdated);
+  } else {
+    client.setNotificationHandler("notifications/resources/updated", onUpdated);
+  }
+  await client.subscribeResource({ uri: plan.listen.uri });
+  process.stdout.write(JSON.stringify({ ready: true }) + "\n");
+  await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, plan.listen.timeout_ms))]);
+  const read = await client.readResource({ uri: plan.listen.uri });
+  await client.close();
+  process.stdout.write(JSON.stringify({ heard, read: read.contents.map((c) => c.text) }) + "\n");
+}
+
 async function main() {
   const lib = await sdk();
+  if (plan.listen) return listenFor(lib);
   const { client, transport } = await connected(lib, false);
   const out = {
     sdk: plan.sdk,
