@@ -142,7 +142,12 @@ def asset_status(settings: Settings) -> list[dict[str, Any]]:
     graph = definitions.resolve_asset_graph()
     last_ticks = _last_ticks(definitions, graph)
     instance = open_instance(home)
-    keys = sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string())
+    # an asset nothing materializes (the incidents sensor's observations) has no row here: `ade status` lists
+    # the incidents themselves below the table
+    keys = sorted(
+        (k for k in graph.get_all_asset_keys() if graph.get(k).is_materializable),
+        key=lambda k: k.to_user_string(),
+    )
     latest: dict[Any, Any] = {}
     for key in keys:
         event = instance.get_latest_materialization_event(key)

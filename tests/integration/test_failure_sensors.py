@@ -31,6 +31,8 @@ STORE_ONLY = {"lineage_automation_sensor", "live_observations_sensor", "warehous
 STORE_ONLY |= {"warehouse_pii_sensor_sf", "store_health_sensor"}
 # profiles run after a build the store records (dbt_run_results): the warehouse is read by the job, not the sensor
 STORE_ONLY |= {"profile_after_build_sensor_demo", "profile_after_build_sensor_sf"}
+# incidents are detected from the store; the refresh it asks for runs as a job (whose steps name what fails)
+STORE_ONLY |= {"incidents_sensor"}
 
 
 def _config(home: Path, port: int) -> Path:
