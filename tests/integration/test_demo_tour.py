@@ -108,7 +108,7 @@ def test_make_demo_answers_the_tour_on_every_toolset_and_stops_on_sigterm(tmp_pa
             assert ok, (call["tool"], body)
             assert isinstance(body, dict) and set(call["expect"]) <= set(body), (call["tool"], body)
             assert not body.get("error"), (call["tool"], body)
-        assert len({call["toolset"] for call in calls}) == 9
+        assert len({call["toolset"] for call in calls}) == 10
 
 
 def _settled(url: str, backend: str, timeout: float = 900) -> dict[str, dict[str, Any]]:

@@ -38,7 +38,9 @@ async def _poll_with_progress(
         if emulator is not None and len(seen) == 1:
             await asyncio.to_thread(emulator.hold_runs, False)
 
-    async with Client(server, progress_handler=on_progress) as client:
+    # 2025-11-25: the wait answers on the call, with progress notifications. On 2026-07-28 a FastMCP client drives
+    # dbtcloud_poll_run as a task, whose progress is the task's status message (tests/mcp/test_protocol_revisions.py)
+    async with Client(server, progress_handler=on_progress, mode="legacy") as client:
         result = await client.call_tool("dbtcloud_poll_run", {"run_id": run_id, "timeout_seconds": 900})
     return result.structured_content, seen
 
