@@ -10,11 +10,13 @@ not reach, saying so; onsets come from the snapshot history.
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from fastmcp import FastMCP
 
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.toolsets.base import new_toolset
-from mcp_bridge.toolsets.lineage.service import LineageService
 from mcp_bridge.toolsets.lineage.tools import PARAMETERS, LineageTools
 
 INSTRUCTIONS = (
@@ -24,5 +26,30 @@ INSTRUCTIONS = (
 )
 
 
+class DeferredService:
+    """The lineage service, built at its first use: its module loads the whole explain engine (~0.15 s), which
+    the tool list does not need. A warm-up after the first listing builds it, so the first call does not wait."""
+
+    def __init__(self, ctx: BridgeContext):
+        self._ctx = ctx
+        self._service: Any = None
+        self._lock = threading.Lock()
+
+    def built(self) -> Any:
+        if self._service is None:
+            with self._lock:
+                if self._service is None:
+                    from mcp_bridge.toolsets.lineage.service import LineageService
+
+                    self._service = LineageService(self._ctx)
+        return self._service
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.built(), name)
+
+
 def build(ctx: BridgeContext) -> FastMCP:
-    return new_toolset("lineage", INSTRUCTIONS, LineageTools(LineageService(ctx)), parameters=PARAMETERS)
+    service = DeferredService(ctx)
+    server = new_toolset("lineage", INSTRUCTIONS, LineageTools(service), parameters=PARAMETERS)  # type: ignore[arg-type]
+    server.warm_ups.append(service.built)  # type: ignore[attr-defined]
+    return server

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastmcp.tools import ToolResult
 from pydantic import Field
 
 from mcp_bridge.toolsets.base import READ_ONLY, READ_ONLY_OPEN_WORLD, tool
-from mcp_bridge.toolsets.lineage.service import LineageService
 from mcp_bridge.toolsets.schemas.lineage import IncidentAnswer, TraceAnswer, WhatChangedAnswer
 from mcp_bridge.toolsets.schemas.paging import Cursor, Detail, GraphLimit, Until
+
+if TYPE_CHECKING:
+    from mcp_bridge.toolsets.lineage.service import LineageService
 
 StartKind = Literal["dashboard", "tile", "table", "dbt_node", "job"]
 Start = Annotated[str, Field(min_length=1, max_length=1024)]
