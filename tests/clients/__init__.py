@@ -1,0 +1,1 @@
+"""Second MCP clients (not FastMCP's) against the gateway."""

@@ -1,0 +1,1 @@
+"""OpenLineage in and out: the endpoint, the journal, the graph join, emitting and conformance."""
