@@ -142,3 +142,29 @@ def test_listening_clients_hear_what_another_does(two_incidents: tuple[Settings,
     steps = asyncio.run(_listen_and_act(build_server(settings), ids[0], settings))
     assert steps[:3] == [("ade://incidents/open", "ade://incidents/open")] * 3, steps
     assert "failed_model" in steps[3][1]
+
+
+def test_a_refused_transition_records_no_audit_run(two_incidents: tuple[Settings, list[str]]) -> None:
+    """A transition that cannot apply is refused before the audited run: only the accepted update is a run."""
+    import sys
+
+    from dagster import RunsFilter
+
+    from ade_platform.live import TAG_TOOL
+    from mcp_bridge.context import BridgeContext
+
+    settings, ids = two_incidents
+    server = build_server(settings)
+    answers = call_tools(
+        server,
+        [
+            ("incident_update", {"incident_id": ids[0], "action": "reopen"}),
+            ("incident_update", {"incident_id": ids[0], "action": "acknowledge", "cause_was_right": True}),
+            ("incident_update", {"incident_id": ids[0], "action": "acknowledge"}),
+        ],
+    )
+    assert [a[1].get("error") for a in answers] == ["invalid_transition", "invalid_transition", None], answers
+    sys.modules["ade_platform.live"].flush_all(120)
+    instance = BridgeContext.from_settings(settings).live().instance()
+    runs = instance.get_runs(filters=RunsFilter(tags={TAG_TOOL: "incident_update"}))
+    assert len(runs) == 1, [dict(r.tags) for r in runs]

@@ -134,7 +134,13 @@ class IncidentService:
         self, ident: str, action: str, note: str | None, cause_was_right: bool | None
     ) -> dict[str, Any]:
         caller = current_caller()
-        self._one(self.state(), ident)
+        state = self.state()
+        self._one(state, ident)
+        # refused before the audited run, so a transition that cannot apply records nothing; under the journal's
+        # lock it is decided again against the state then (another person may have acted in between)
+        transition(
+            state, ident, action, by=caller.user, note=note, cause_was_right=cause_was_right, at=time.time()
+        )
 
         def record() -> list[dict[str, Any]]:
             return self.journal.change(
