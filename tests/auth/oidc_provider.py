@@ -28,7 +28,7 @@ from tests.auth.support import new_key
 
 HERE = Path(__file__).parent / "oidc_provider"
 ROBOT = ("ade-robot", "robot-secret-for-tests-only")
-BRIEF_ROBOT = ("ade-robot-brief", "brief-secret-for-tests-only")  # its tokens expire after one second
+BRIEF_ROBOT = ("ade-robot-brief", "brief-secret-for-tests-only")  # its tokens expire after six seconds
 DESKTOP = "ade-desktop"
 REDIRECT = "http://127.0.0.1/callback"
 MIN_NODE = 20

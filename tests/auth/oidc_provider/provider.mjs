@@ -94,7 +94,7 @@ const configuration = {
         scope: client.clientId.startsWith('ade-robot') ? ROBOT_SCOPES : RESOURCE_SCOPES,
         audience: resource,
         accessTokenFormat: 'jwt',
-        accessTokenTTL: client.clientId === 'ade-robot-brief' ? 1 : 600,
+        accessTokenTTL: client.clientId === 'ade-robot-brief' ? 6 : 600,
         jwt: { sign: { alg: 'RS256' } },
       }),
     },
