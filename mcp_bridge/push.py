@@ -83,10 +83,11 @@ class AccessBus:
 
 
 class IncidentPush:
-    def __init__(self, settings: Settings, service: IncidentService):
+    def __init__(self, settings: Settings):
         cfg = settings.incidents
         self.oidc = settings.mcp.http.oidc
-        self.service = service
+        # the incidents toolset's, set when it is built; its handlers run only after that (mcp_bridge/listing.py)
+        self.service: IncidentService | None = None
         self.poll = cfg.poll_seconds
         self.max_listeners = cfg.max_listeners
         self.backlog = cfg.listener_backlog
@@ -99,12 +100,17 @@ class IncidentPush:
         self._revisions: dict[str, int] | None = None
         self.dropped = 0
 
+    def incidents(self) -> IncidentService:
+        if self.service is None:
+            raise RuntimeError("the incidents toolset is not built yet")
+        return self.service
+
     # ---- who listens ------------------------------------------------------------------------------------
     def visible_to_caller(self) -> Callable[[dict[str, Any]], bool]:
         from fastmcp.server.dependencies import get_access_token
 
         caller: Caller = caller_of(get_access_token(), self.oidc)
-        return self.service.visible_to(caller)
+        return self.incidents().visible_to(caller)
 
     def listeners(self) -> int:
         return len(self.subscribers) + len(self.bus.listeners)
@@ -159,11 +165,11 @@ class IncidentPush:
     async def _watch(self) -> None:
         token = object()
         while self.listeners():
-            now = await anyio.to_thread.run_sync(self.service.journal.token)
+            now = await anyio.to_thread.run_sync(self.incidents().journal.token)
             if now != token:
                 token = now
                 with contextlib.suppress(Exception):  # a journal mid-compaction: the next poll reads it whole
-                    state = await anyio.to_thread.run_sync(self.service.state)
+                    state = await anyio.to_thread.run_sync(self.incidents().state)
                     self.changed(state.incidents)
             await asyncio.sleep(self.poll)
         self._watcher = None
@@ -192,9 +198,10 @@ class IncidentPush:
                         break
 
 
-def install(gateway: FastMCP, settings: Settings, service: IncidentService) -> IncidentPush:
-    """Serve resource subscriptions and `subscriptions/listen` on the gateway's low-level server."""
-    push = IncidentPush(settings, service)
+def install(gateway: FastMCP, settings: Settings) -> IncidentPush:
+    """Serve resource subscriptions and `subscriptions/listen` on the gateway's low-level server; the caller
+    sets `service` to the incidents toolset's."""
+    push = IncidentPush(settings)
     low = gateway._mcp_server  # FastMCP has no subscription API; the SDK's server takes the handlers
     low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, push.on_subscribe)
     low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, push.on_unsubscribe)

@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastmcp import FastMCP
 
@@ -22,12 +22,16 @@ from mcp_bridge import log_hygiene
 from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
-from mcp_bridge.startup import AfterFirstListing
+from mcp_bridge.listing import DeferredToolsets, RecordListing, load_listing
+from mcp_bridge.startup import AfterFirstListing, run_warm_ups
 from mcp_bridge.tasks import LazyTasks, hint_list_results
 from mcp_bridge.toolsets import build_toolset
 from mcp_bridge.toolsets.base import shared_parameters
 from mcp_bridge.toolsets.schemas.paging import PARAMETERS as PAGING_PARAMETERS
 from mcp_bridge.toolsets.schemas.provenance import PROVENANCE_KEYS
+
+if TYPE_CHECKING:
+    from mcp_bridge.push import IncidentPush
 
 log = logging.getLogger("ade.mcp")
 GATEWAY_NAME = "ade-platform"
@@ -38,9 +42,12 @@ def build_server(
     only: str | None = None,
     ctx: BridgeContext | None = None,
     access: AccessControl | None = None,
+    defer: bool = False,
 ) -> FastMCP:
     """The gateway with every enabled toolset mounted, or one toolset alone when `only` names it. Every call runs
-    as its caller (named in its audit runs); `access` (signed-in callers) limits what each caller may do."""
+    as its caller (named in its audit runs); `access` (signed-in callers) limits what each caller may do.
+    `defer` (`ade mcp` over stdio): answer initialize and tools/list from the listing an earlier start with the
+    same code and settings served, and build the toolsets right after (mcp_bridge/listing.py)."""
     ctx = ctx or BridgeContext.from_settings(settings)
     # A failed call logs its code and a short reason, never a traceback above DEBUG (mcp_bridge/log_hygiene.py).
     log_hygiene.install(ctx.scrubber(), _workspace(settings))
@@ -55,36 +62,72 @@ def build_server(
         if getattr(toolset, "tasks", None) is not None:
             toolset.tasks.access = caller_access
         hint_list_results(toolset)
-        _serve_push(toolset, settings, {only: toolset})
+        if only == "incidents":
+            _serve_push(toolset, settings).service = toolset.incident_service  # type: ignore[attr-defined]
         return toolset
-    toolsets = {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
+    listing = load_listing(settings) if defer and access is None else None
+    toolsets = _build_toolsets(settings, ctx) if listing is None else {}
     caller_access = CallerAccess(settings, access, toolsets)
+    instructions = gateway_instructions(toolsets) if listing is None else listing.instructions
     gateway = FastMCP(
         GATEWAY_NAME,
         version=__version__,  # serverInfo names ADE and its version, not the framework's
-        instructions=gateway_instructions(toolsets),
+        instructions=instructions,
         mask_error_details=True,
         middleware=[StructuredErrors(ctx.scrubber()), caller_access],
         # the toolsets' schemas take their published form once, at registration (mcp_bridge/schema_form.py)
         dereference_schemas=False,
     )
-    for toolset in toolsets.values():
-        adopt(gateway, toolset)
-    if any(getattr(toolset, "tasks", None) is not None for toolset in toolsets.values()):
-        # the adopted tools' tasks run on the gateway's extension, as the gateway's caller
-        gateway.add_extension(LazyTasks(caller_access))
-    gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
+    push = _serve_push(gateway, settings) if "incidents" in settings.mcp.toolsets else None
+
+    def serve_toolsets(toolsets: dict[str, FastMCP]) -> None:
+        caller_access.toolsets.update(toolsets)
+        for toolset in toolsets.values():
+            adopt(gateway, toolset)
+        if push is not None:
+            push.service = toolsets["incidents"].incident_service  # type: ignore[attr-defined]
+
+    if listing is None:
+        serve_toolsets(toolsets)
+        tasks = _has_tasks(toolsets)
+        if tasks:  # the adopted tools' tasks run on the gateway's extension, as the gateway's caller
+            gateway.add_extension(LazyTasks(caller_access))
+        gateway.add_middleware(AfterFirstListing(gateway, _warm_ups(toolsets.values())))
+        if defer:  # the next start answers its listing from what this one serves
+            gateway.add_middleware(RecordListing(settings, instructions, tasks))
+    else:
+        if listing.tasks:
+            gateway.add_extension(LazyTasks(caller_access))
+        gateway.add_middleware(AfterFirstListing(gateway, []))
+
+        def build_later() -> dict[str, FastMCP]:
+            return _build_toolsets(settings, ctx)
+
+        def serve_built(toolsets: dict[str, FastMCP]) -> None:
+            serve_toolsets(toolsets)
+            warm_ups = _warm_ups(toolsets.values())
+            threading.Thread(target=run_warm_ups, args=(warm_ups,), name="ade-warm-up", daemon=True).start()
+
+        gateway.add_middleware(DeferredToolsets(gateway, settings, listing, build_later, serve_built))
     hint_list_results(gateway)
-    _serve_push(gateway, settings, toolsets)
     return gateway
 
 
-def _serve_push(server: FastMCP, settings: Settings, toolsets: dict[str, FastMCP]) -> None:
-    """Resource subscriptions and `subscriptions/listen` for the incidents, when their toolset is served."""
-    if "incidents" in toolsets:
-        from mcp_bridge.push import install
+def _build_toolsets(settings: Settings, ctx: BridgeContext) -> dict[str, FastMCP]:
+    return {name: build_toolset(name, ctx) for name in settings.mcp.toolsets}
 
-        install(server, settings, toolsets["incidents"].incident_service)  # type: ignore[attr-defined]
+
+def _has_tasks(toolsets: dict[str, FastMCP]) -> bool:
+    return any(getattr(toolset, "tasks", None) is not None for toolset in toolsets.values())
+
+
+def _serve_push(server: FastMCP, settings: Settings) -> IncidentPush:
+    """Resource subscriptions and `subscriptions/listen` for the incidents, on a server that serves their
+    toolset. The push reads the toolset's service, set once the toolset is built: every request that reaches
+    the push's handlers waits for the build (mcp_bridge/listing.py)."""
+    from mcp_bridge.push import install
+
+    return install(server, settings)
 
 
 def adopt(gateway: FastMCP, toolset: FastMCP) -> None:
@@ -166,7 +209,7 @@ def serve(
     try:
         with stop_on_signals():
             if transport == "stdio":
-                server = build_server(settings, only=server_name, ctx=ctx)
+                server = build_server(settings, only=server_name, ctx=ctx, defer=True)
                 replay_audit_journal(ctx)
                 server.run(transport="stdio", show_banner=False)
                 return

@@ -6,8 +6,8 @@ costs a host's context.
 Warm: a reader whose cache already holds the latest version (the bridge's steady state).
 Cold: a new reader (a fresh process's first read: pointer + provenance + data files + checksum + parse).
 Cold start: spawning `ade mcp` with every toolset on over stdio, as an MCP host does (initialize, tools/list, a
-first dbt_get_lineage call), with the tool schema cache written by an earlier start and without it (the first
-start after an install or upgrade), interleaved with a one-tool FastMCP server spawned the same way (the floor
+first dbt_get_lineage call), with the listing and tool schemas an earlier start wrote (mcp_bridge/listing.py,
+tool_schemas.py) and without them (the first start after an install, an upgrade or a settings change), interleaved with a one-tool FastMCP server spawned the same way (the floor
 any FastMCP server pays). The start-up target is the tools/list: `ade mcp` within 1.2x the floor's.
 Context: the tools/list of the same gateway as a host receives it: the model-facing part (names, descriptions,
 input schemas: what a host puts in its model's context) in characters and in tokens approximated as
@@ -99,7 +99,7 @@ def cold_start(home: Path, repeats: int) -> None:
     lineage = {"node_id": "model.synthetic.mart_0", "direction": "upstream"}
 
     def ade_start(cached: bool) -> tuple[float, float, float]:
-        if not cached:  # the first start after an install, an upgrade or a settings change
+        if not cached:  # the first start after an install, an upgrade or a settings change: no listing, no schemas
             shutil.rmtree(schema_cache, ignore_errors=True)
         return asyncio.run(session(ade, ["mcp"], ade_env, "dbt_get_lineage", lineage))
 
@@ -120,8 +120,8 @@ def cold_start(home: Path, repeats: int) -> None:
     )
     print(f"    {'':44} {'initialized':>12} {'listed':>9} {'answered':>9}   answered p95")
     labels = {
-        "cached": "ade mcp (tool schemas cached)",
-        "first": "ade mcp, first start (schemas derived)",
+        "cached": "ade mcp (listing and schemas cached)",
+        "first": "ade mcp, first start (all derived)",
         "floor": "floor: a one-tool FastMCP server",
     }
     for key, label in labels.items():

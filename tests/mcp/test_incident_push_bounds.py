@@ -32,7 +32,9 @@ class Session:
 def _push(settings: Settings, **bounds: Any) -> IncidentPush:
     cfg = settings.incidents.model_copy(update=bounds)
     settings = settings.model_copy(update={"incidents": cfg})
-    return IncidentPush(settings, IncidentService(BridgeContext.from_settings(settings)))
+    push = IncidentPush(settings)
+    push.service = IncidentService(BridgeContext.from_settings(settings))
+    return push
 
 
 def _incident(n: int) -> dict[str, Any]:
