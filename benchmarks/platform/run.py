@@ -99,7 +99,9 @@ def cold_start(home: Path, repeats: int) -> None:
     lineage = {"node_id": "model.synthetic.mart_0", "direction": "upstream"}
 
     def ade_start(cached: bool) -> tuple[float, float, float]:
-        if not cached:  # the first start after an install, an upgrade or a settings change: no listing, no schemas
+        if (
+            not cached
+        ):  # the first start after an install, an upgrade or a settings change: no listing, no schemas
             shutil.rmtree(schema_cache, ignore_errors=True)
         return asyncio.run(session(ade, ["mcp"], ade_env, "dbt_get_lineage", lineage))
 
