@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from ade_platform.config import TOOLSET_MODULES, load_settings
+from ade_platform.config import TOOLSET_MODULES, Settings, load_settings
 from ade_platform.lib.dbt.lineage import build_lineage_index
 from ade_platform.store import StoreWriter
 from benchmarks.synthetic import synthetic_manifest
@@ -116,6 +116,12 @@ def session(config: Path, home: Path) -> tuple[dict[str, Any], dict[str, Any], l
     return init, said, modules
 
 
+def gateway_settings(config: Path, home: Path) -> Settings:
+    """The settings the gateway processes read: this environment (emulator URLs an earlier test exported are
+    part of the listing's key), with the test's home."""
+    return load_settings(config, env={**os.environ, "ADE_HOME": str(home)})
+
+
 def toolset_modules(modules: list[str]) -> list[str]:
     packages = tuple(f"mcp_bridge.toolsets.{module.split('.')[0]}" for module in TOOLSET_MODULES.values())
     return sorted(m for m in modules if m.startswith(packages))
@@ -127,7 +133,7 @@ def test_the_second_start_says_what_the_first_said_before_building_a_toolset(
 ) -> None:
     first_init, first, first_modules = session(config, tmp_path)  # builds, then records its listing
     assert toolset_modules(first_modules), "the first start builds its toolsets before its listing"
-    settings = load_settings(config, env={"ADE_HOME": str(tmp_path)})
+    settings = gateway_settings(config, tmp_path)
     assert load_listing(settings) is not None, "the first start recorded what it listed"
     second_init, second, second_modules = session(config, tmp_path)
     assert toolset_modules(second_modules) == [], "the listing came from the file, before any toolset"
@@ -138,7 +144,7 @@ def test_the_second_start_says_what_the_first_said_before_building_a_toolset(
 
 
 def test_a_call_right_after_the_listing_is_answered_by_the_real_toolsets(tmp_path: Path) -> None:
-    settings = load_settings(ALL_TOOLSETS_CONFIG, env={"ADE_HOME": str(tmp_path)})
+    settings = gateway_settings(ALL_TOOLSETS_CONFIG, tmp_path)
     StoreWriter(settings.store_root).publish("dbt_lineage_index", build_lineage_index(synthetic_manifest(60)))
     session(ALL_TOOLSETS_CONFIG, tmp_path)  # records the listing
     gateway = Gateway(ALL_TOOLSETS_CONFIG, tmp_path)
@@ -175,7 +181,7 @@ def test_a_call_right_after_the_listing_is_answered_by_the_real_toolsets(tmp_pat
 def test_an_out_of_date_listing_is_served_once_then_rewritten_and_the_session_told(tmp_path: Path) -> None:
     config = REPO_ROOT / "ade.yaml"
     _, real, _ = session(config, tmp_path)
-    settings = load_settings(config, env={"ADE_HOME": str(tmp_path)})
+    settings = gateway_settings(config, tmp_path)
     path = listing_path(settings)
     document = json.loads(path.read_text())
     document["tools"][0]["description"] = "an old description"  # what a change the key cannot see leaves
