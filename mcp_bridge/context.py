@@ -151,6 +151,23 @@ class BridgeContext:
         except SnapshotNotFound:
             return None
 
+    def pii_tagged_columns(self) -> frozenset[tuple[str, str]]:
+        """(table, column) pairs, lower-case, that the stored dbt manifest tags as personal data (a column's
+        `pii` tags or meta; `*` for a tagged relation): what every check of what an agent may see applies
+        (warehouse queries, BI rows) besides the name patterns. Empty without a readable manifest."""
+        from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
+        from ade_platform.lib.sql_protect import tagged_columns
+        from ade_platform.lib.warehouse import manifest
+        from ade_platform.store import CorruptSnapshot
+
+        try:
+            snapshot = self.reader.latest(ARTIFACT_ASSETS["manifest"])
+        except (SnapshotNotFound, CorruptSnapshot):
+            return frozenset()
+        return snapshot.derived(
+            "pii_tagged_columns", lambda s: tagged_columns(manifest.relations(s.data).values())
+        )
+
     def live_call(
         self,
         tool: str,

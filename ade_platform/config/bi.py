@@ -69,7 +69,7 @@ class BiSettings(_Model):
     )
     run_look: Literal["rows", "shape"] = Field(
         "rows",
-        description="rows: bi_run_look returns rows, PII-like columns and tables the Snowflake exclusions name "
+        description="rows: bi_run_look returns rows, PII-like or dbt-tagged columns and tables the Snowflake exclusions name "
         "masked; shape: only columns, types, row count and null percentages (no value at all).",
     )
 

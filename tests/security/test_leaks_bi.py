@@ -124,3 +124,59 @@ def test_the_demo_content_is_data_not_code() -> None:
     """The Looks above are rows of the emulator's content tables (the demo serves them too)."""
     assert {5, 6, 7} <= set(looker_content.LOOKS)
     assert "customer_directory" in looker_content.EXPLORES and looker_content.JOINS["orders"]
+
+
+def _tag_in_dbt(settings: Settings, column: str | None) -> None:
+    """Publish a dbt manifest (as the dbt_manifest asset stores it) whose `customers` model tags `column` pii;
+    the whole model when `column` is None. `lifetime_value` matches no PII name pattern: only the tag says so."""
+    from ade_platform.lib.dbt.publish import ARTIFACT_ASSETS
+    from ade_platform.store import StoreWriter
+
+    columns = {
+        name: {"name": name, "tags": ["pii"] if name == column else []}
+        for name in ("customer_id", "full_name", "lifetime_value")
+    }
+    model = {
+        "resource_type": "model",
+        "name": "customers",
+        "alias": "customers",
+        "schema": "main",
+        "database": "demo",
+        "config": {"materialized": "table"},
+        "tags": ["pii"] if column is None else [],
+        "columns": columns,
+    }
+    manifest = {
+        "metadata": {"dbt_version": "1.10.0"},
+        "nodes": {"model.shop.customers": model},
+        "sources": {},
+    }
+    StoreWriter(settings.store_root).publish(ARTIFACT_ASSETS["manifest"], manifest)
+
+
+def test_a_column_dbt_tags_pii_is_masked_where_no_name_pattern_would(
+    looker: Settings, tmp_path: Path
+) -> None:
+    settings = looker.model_copy(update={"home": tmp_path})  # a store of its own: the other tests see no tag
+    assert str(settings.store_root) != str(looker.store_root)
+    ((ok5, before),) = _run(settings, [5])
+    assert ok5 and [r["customers.lifetime_value"] for r in before["rows"]] == [250, 90]  # untagged: shown
+
+    _tag_in_dbt(settings, "lifetime_value")  # tagged after the gateway started: the next call applies it
+    (ok5, joined), (ok6, derived), (ok2, plain) = _run(settings, [5, 6, 1])
+    assert ok5 and ok6 and ok2, (joined, derived, plain)
+    reasons = {m["column"]: m["reason"] for m in joined["masked_columns"]}
+    assert reasons["customers.lifetime_value"].startswith("pii_tag:"), reasons
+    assert [r["orders.order_id"] for r in joined["rows"]] == [10, 11]  # the rest still answers
+    # through a derived table that renames it (customer_directory.value reads lifetime_value)
+    assert {m["column"]: m["reason"] for m in derived["masked_columns"]}[
+        "customer_directory.value"
+    ].startswith("pii_tag:"), derived["masked_columns"]
+    for body in (joined, derived):
+        assert not {"250", "90", "40"} & set(json.dumps(body["rows"]).replace(",", " ").split()), body["rows"]
+    assert plain["masked_columns"] == [], plain  # orders carry no tag
+
+    _tag_in_dbt(settings, None)  # the whole model tagged: every column read from it
+    ((ok5, whole),) = _run(settings, [5])
+    masked = {m["column"] for m in whole["masked_columns"]}
+    assert {"customers.lifetime_value", "orders.buyer"} <= masked and "orders.order_id" not in masked, masked

@@ -238,3 +238,27 @@ def test_shape_mode_keeps_no_value() -> None:
     ]
     text = repr(body)
     assert not any(v in text for v in ("7001", "7002", "someone@example.com", "Tromsø"))
+
+
+def test_a_field_reading_a_column_dbt_tags_pii_is_masked_without_the_sql() -> None:
+    from ade_platform.lib.bi.look_rows import LookRules, protected_columns
+    from ade_platform.lib.guard.policy import GuardPolicy
+
+    fields = [
+        look_field("customers.customer_id", None, relation="main.customers"),
+        look_field("customers.lifetime_value", None, relation="main.customers"),  # reads its own column
+        look_field("customers.total_value", "SUM(${TABLE}.lifetime_value)", relation="main.customers"),
+        look_field("orders.lifetime_value", None, relation="main.orders"),  # same name, another table
+    ]
+    column = LookRules(GuardPolicy(), tagged=frozenset({("customers", "lifetime_value")}))
+    assert protected_columns(fields, column) == {
+        "customers.lifetime_value": "pii_tag:main.customers.lifetime_value",
+        "customers.total_value": "pii_tag:main.customers.lifetime_value",
+    }
+    whole = LookRules(GuardPolicy(), tagged=frozenset({("customers", "*")}))
+    assert set(protected_columns(fields, whole)) == {
+        "customers.customer_id",
+        "customers.lifetime_value",
+        "customers.total_value",
+    }
+    assert protected_columns(fields, LookRules(GuardPolicy())) == {}  # no tag, no PII-looking name

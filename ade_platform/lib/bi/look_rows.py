@@ -3,7 +3,8 @@
 `bi_run_look` returns rows (the spec asks for them), which makes it a way to read any table a Look reads. So:
 - every column of a Look over a table the Snowflake exclusions name (`snowflake.exclusions`, the guard's own
   matcher) is masked, and so is every column whose name, or a warehouse column or field its LookML SQL reads,
-  looks like personal data (the platform's PII patterns plus the `pii` settings);
+  looks like personal data (the platform's PII patterns plus the `pii` settings) or is tagged `pii` in the
+  stored dbt manifest;
 - a key the Look's query does not declare (a table calculation, anything unexpected) is masked: it cannot be
   checked; a pivoted value (keyed by the pivot dimension's values) is masked when the pivot field is;
 - at most `bi.max_rows` rows come back, `truncated` says when there were more;
@@ -40,7 +41,8 @@ class LookField(TypedDict):
 
 class MaskedColumn(OpenShape):
     column: str
-    # pii:<pattern> | excluded_table:<relation> | unverified_table | undeclared_field | pivot_on_masked_field
+    # pii:<pattern> | pii_tag:<table>.<column> | excluded_table:<relation> | unverified_table | undeclared_field
+    # | pivot_on_masked_field | unparsed_sql
     reason: str
 
 
@@ -53,12 +55,15 @@ class ColumnShape(OpenShape):
 @dataclass(frozen=True)
 class LookRules:
     """What makes a column protected: the exclusion policy (globs and regexes, placed in the BI warehouse's
-    default database and schema) and the PII name patterns; the dialect the BI tool's SQL is written in."""
+    default database and schema), the PII name patterns and the columns dbt tags as personal data; the dialect
+    the BI tool's SQL is written in."""
 
     exclusions: GuardPolicy
     pii_patterns: tuple[pii.PiiPattern, ...] = pii.BUILTIN_PATTERNS
     dialect: str | None = None
     default_schema: str | None = None
+    # (table, column) pairs dbt tags as personal data, lower-case; (table, "*") for a tagged relation
+    tagged: frozenset[tuple[str, str]] = frozenset()
 
 
 def read_names(field: LookField) -> list[str]:
@@ -86,12 +91,29 @@ def protected_columns(
         elif matches_exclusion(relation, rules.exclusions) is not None:
             protected[field["name"]] = f"excluded_table:{relation}"
             continue
+        elif (tag := _tagged(relation, field, rules.tagged)) is not None:
+            protected[field["name"]] = tag
+            continue
         for name in read_names(field):
             found = pii.match(name, rules.pii_patterns)
             if found is not None:
                 protected[field["name"]] = f"pii:{found.name}"
                 break
     return protected
+
+
+def _tagged(relation: str, field: LookField, tagged: frozenset[tuple[str, str]]) -> str | None:
+    """`pii_tag:<relation>.<column>` when the field reads a column of its table that dbt tags as personal data
+    (its own column, or one its SQL reads with `${TABLE}.`), or the whole table is tagged."""
+    table = relation.rsplit(".", 1)[-1].strip('"').lower()
+    if (table, "*") in tagged:
+        return f"pii_tag:{relation}.*"
+    sql = field.get("sql")
+    own = [] if sql else [field["name"].rsplit(".", 1)[-1]]  # a dimension without sql reads its own column
+    for column in [*own, *TABLE_COLUMN.findall(sql or "")]:
+        if (table, column.lower()) in tagged:
+            return f"pii_tag:{relation}.{column}"
+    return None
 
 
 def sql_protected(sql: str, columns: Sequence[str], rules: LookRules) -> dict[str, str]:
@@ -110,7 +132,7 @@ def sql_protected(sql: str, columns: Sequence[str], rules: LookRules) -> dict[st
         statements = []
     if len(statements) != 1:
         return dict.fromkeys(columns, "unparsed_sql")
-    checks = ProtectRules(rules.exclusions, rules.pii_patterns)
+    checks = ProtectRules(rules.exclusions, rules.pii_patterns, rules.tagged)
     return protected_outputs(statements[0], dialect, checks, columns, None, rules.default_schema)
 
 

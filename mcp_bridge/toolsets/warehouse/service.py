@@ -95,16 +95,9 @@ class WarehouseService:
         exclusions and the PII rules (patterns, dbt `pii` tags when a manifest is stored), and the columns of
         the latest schema snapshot (a `SELECT *` expands to them)."""
         from ade_platform.clients.warehouses import protect_rules, warehouse_defaults
-        from ade_platform.lib.sql_protect import schema_from_tables, tagged_columns
+        from ade_platform.lib.sql_protect import schema_from_tables
 
-        tagged: frozenset[Any] = frozenset()
-        manifest_snap = self.inputs.optional("manifest", None)
-        if manifest_snap is not None:
-            tagged = derive(
-                manifest_snap,
-                "pii_tagged_columns",
-                lambda s: tagged_columns(manifest.relations(s.data).values()),
-            )
+        tagged = self.ctx.pii_tagged_columns()
         snapshot = self.optional_schema_snapshot(name)
         schema = None
         if snapshot is not None:
