@@ -104,9 +104,13 @@ def _kill_mid_publish(mode: str, url: str, where: Any, asset: str, endpoint: str
     deadline = time.monotonic() + 300
     partial: list[str] = []
     while time.monotonic() < deadline and proc.poll() is None:
+        # frozen while we look, so what we see is what the kill leaves (a loaded machine once let the writer
+        # finish between the look and the kill)
+        os.kill(proc.pid, signal.SIGSTOP)
         partial = [e for e in _raw_uncommitted(mode, where, asset) if _has_files(mode, where, asset, e)]
         if partial:
             break
+        os.kill(proc.pid, signal.SIGCONT)
         time.sleep(0.002)
     if proc.poll() is not None:
         raise AssertionError(f"the writer exited ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
