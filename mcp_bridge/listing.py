@@ -196,10 +196,14 @@ class DeferredToolsets(Middleware):
             toolsets = await anyio.to_thread.run_sync(self._build_toolsets)
             self._adopt(toolsets)
         except Exception as exc:  # kept: every request that needs the toolsets says so
-            log.error("building the toolsets failed: %s", exc)
+            # one line with the exception's type; the traceback only at DEBUG (mcp_bridge/log_hygiene.py)
+            log.error("building the toolsets failed", exc_info=exc)
             self._failed = exc
             return
-        await self._check_listing()
+        try:
+            await self._check_listing()
+        except Exception as exc:  # the toolsets serve; only the check of the file is lost
+            log.warning("the cached tool listing could not be checked", exc_info=exc)
 
     async def _check_listing(self) -> None:
         """The file must say what the toolsets say; when it does not, it is rewritten and the sessions told."""
