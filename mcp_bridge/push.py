@@ -45,9 +45,16 @@ def uris_of(inc: dict[str, Any]) -> list[str]:
     return [OPEN_URI, PREFIX + inc["id"]]
 
 
+def connection_of(ctx: Any) -> Any:
+    """The client connection a request came on: what a subscription belongs to. The SDK makes a ServerSession
+    per request (so two requests of one client have two), and shows low-level handlers the connection only
+    through it."""
+    return getattr(ctx.session, "_connection", ctx.session)
+
+
 @dataclass
 class Subscriber:
-    """One session's resource subscriptions (2025-11-25), with its own bounded backlog and sender task."""
+    """One connection's resource subscriptions (2025-11-25), with its own bounded backlog and sender task."""
 
     session: Any
     visible: Callable[[dict[str, Any]], bool]
@@ -119,7 +126,8 @@ class IncidentPush:
         uri = str(params.uri)
         if not uri.startswith(PREFIX):
             return types.EmptyResult()  # no other resource changes while served: nothing will ever be pushed
-        key = id(ctx.session)
+        connection = connection_of(ctx)
+        key = id(connection)
         sub = self.subscribers.get(key)
         if sub is None:
             if self.listeners() >= self.max_listeners:
@@ -127,16 +135,22 @@ class IncidentPush:
             sub = Subscriber(ctx.session, self.visible_to_caller(), backlog=asyncio.Queue(self.backlog))
             sub.task = asyncio.get_running_loop().create_task(self._send(key, sub))
             self.subscribers[key] = sub
+            # a client that goes without unsubscribing frees its slot when its connection closes, not at the
+            # next push that fails to reach it
+            teardown = getattr(connection, "exit_stack", None)
+            if teardown is not None:
+                teardown.callback(self._drop, key, None)
         sub.uris.add(uri)
         self.ensure_watching()
         return types.EmptyResult()
 
     async def on_unsubscribe(self, ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        sub = self.subscribers.get(id(ctx.session))
+        key = id(connection_of(ctx))
+        sub = self.subscribers.get(key)
         if sub is not None:
             sub.uris.discard(str(params.uri))
             if not sub.uris:
-                self._drop(id(ctx.session), why=None)
+                self._drop(key, why=None)
         return types.EmptyResult()
 
     def _drop(self, key: int, why: str | None) -> None:

@@ -127,7 +127,9 @@ def _serve_push(server: FastMCP, settings: Settings) -> IncidentPush:
     the push's handlers waits for the build (mcp_bridge/listing.py)."""
     from mcp_bridge.push import install
 
-    return install(server, settings)
+    push = install(server, settings)
+    server.incident_push = push  # type: ignore[attr-defined]  # what `ade status`-like checks and tests read
+    return push
 
 
 def adopt(gateway: FastMCP, toolset: FastMCP) -> None:

@@ -168,3 +168,53 @@ def test_a_refused_transition_records_no_audit_run(two_incidents: tuple[Settings
     instance = BridgeContext.from_settings(settings).live().instance()
     runs = instance.get_runs(filters=RunsFilter(tags={TAG_TOOL: "incident_update"}))
     assert len(runs) == 1, [dict(r.tags) for r in runs]
+
+
+async def _subscribe_unsubscribe_and_leave(server: Any, ident: str) -> dict[str, Any]:
+    """One client (2025-11-25) subscribes to two resources in two requests, then unsubscribes one at a time;
+    another subscribes and leaves without unsubscribing. What the gateway's push counted and what was heard."""
+    heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            await heard.put(str(root.params.uri))
+
+    push = server.incident_push
+    seen: dict[str, Any] = {}
+    async with Client(server, message_handler=on_message, mode="legacy") as a, Client(server) as b:
+        await a.session.subscribe_resource("ade://incidents/open")
+        await a.session.subscribe_resource(f"ade://incidents/{ident}")
+        seen["listeners, one client on two resources"] = push.listeners()
+        await asyncio.sleep(0.5)  # the watcher's baseline
+        await a.session.unsubscribe_resource("ade://incidents/open")
+        await b.call_tool("incident_update", {"incident_id": ident, "action": "acknowledge"})
+        seen["heard after unsubscribing open"] = [await asyncio.wait_for(heard.get(), 10)]
+        await asyncio.sleep(0.5)  # nothing else comes: not the open list any more
+        while not heard.empty():
+            seen["heard after unsubscribing open"].append(heard.get_nowait())
+        await a.session.unsubscribe_resource(f"ade://incidents/{ident}")
+        seen["listeners after unsubscribing both"] = push.listeners()
+    async with Client(server, mode="legacy") as gone:
+        await gone.session.subscribe_resource("ade://incidents/open")
+        seen["listeners while another is subscribed"] = push.listeners()
+    await asyncio.sleep(0.1)
+    seen["listeners after it left without unsubscribing"] = push.listeners()
+    return seen
+
+
+@pytest.mark.filterwarnings(
+    "ignore:resources/subscribe is removed", "ignore:resources/unsubscribe is removed"
+)
+def test_subscriptions_belong_to_the_client_and_end_with_it(
+    two_incidents: tuple[Settings, list[str]],
+) -> None:
+    settings, ids = two_incidents
+    seen = asyncio.run(_subscribe_unsubscribe_and_leave(build_server(settings), ids[0]))
+    assert seen == {
+        "listeners, one client on two resources": 1,
+        "heard after unsubscribing open": [f"ade://incidents/{ids[0]}"],
+        "listeners after unsubscribing both": 0,
+        "listeners while another is subscribed": 1,
+        "listeners after it left without unsubscribing": 0,
+    }, seen
