@@ -24,6 +24,7 @@ import contextvars
 import functools
 import inspect
 import os
+import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
@@ -241,4 +242,16 @@ async def _call(fn: Callable[..., Any], is_async: bool, args: Any, kwargs: Any) 
         return await fn(*args, **kwargs)
     import anyio
 
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    from ade_platform.lib import cancel
+
+    # A cancelled call stops waiting at once and tells its thread, which stops what it started (the Snowfakery
+    # job) and records its audit run as `cancelled` (ade_platform/lib/cancel.py).
+    stop = threading.Event()
+    token = cancel.CANCELLED.set(stop)
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop.set()
+        raise
+    finally:
+        cancel.CANCELLED.reset(token)

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -550,3 +551,68 @@ def test_resource_reads_carry_no_cache_hint_where_lists_do(env: tuple[FastMCP, S
     assert listed.model_dump(by_alias=True, exclude_unset=True)["ttlMs"] > 0
     # the wire's default: immediately stale
     assert read.model_dump(by_alias=True, exclude_unset=True).get("ttlMs", 0) == 0 and read.contents
+
+
+def test_a_cancelled_run_recipe_task_stops_its_job_and_records_the_cancel(
+    env: tuple[FastMCP, Settings],
+) -> None:
+    """A run the caller cancels (tasks/cancel) stops its sandbox job at once, not at its timeout, and its audit
+    run says it was cancelled; no run folder or workspace file is left behind."""
+    from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+    from fastmcp_tasks import call_tool_task
+
+    from ade_platform.lib.snowfakery import sandbox
+    from ade_platform.live import TAG_TOOL, flush_all
+
+    server, settings = env
+    runs_dir = settings.snowfakery.runs_dir
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    before_dirs = set(runs_dir.iterdir())
+    instance = DagsterInstance.from_config(str(settings.dagster_home))
+
+    def recorded() -> set[str]:
+        flush_all()
+        return {
+            r.run_id for r in instance.get_runs(filters=RunsFilter(tags={TAG_TOOL: "snowfakery.run_recipe"}))
+        }
+
+    before_runs = recorded()
+
+    async def go() -> tuple[str, int, float]:
+        async with Client(server) as client:
+            task = await call_tool_task(
+                client,
+                "snowfakery.run_recipe",
+                {
+                    "recipe_text": "- object: X\n  count: 1000000000\n",
+                    "timeout_seconds": 25,
+                    "cause": "cancel me",
+                },
+            )
+            for _ in range(400):  # until its job process runs
+                if sandbox._RUNNING:
+                    break
+                await asyncio.sleep(0.05)
+            (job,) = sandbox._RUNNING
+            await task.cancel()
+            cancelled_at = time.monotonic()
+            status = (await task.wait(timeout=30)).status
+            while sandbox.alive(job) and time.monotonic() - cancelled_at < 20:
+                await asyncio.sleep(0.05)
+            return status, job, time.monotonic() - cancelled_at
+
+    status, job, stopped_after = asyncio.run(go())
+    assert status == "cancelled"
+    assert not sandbox.alive(job) and stopped_after < 10, stopped_after  # not at its 25 s timeout
+    for _ in range(100):
+        new = recorded() - before_runs
+        if new:
+            break
+        time.sleep(0.1)
+    (run_id,) = new
+    record = instance.get_run_by_id(run_id)
+    assert record is not None and record.status == DagsterRunStatus.FAILURE
+    assert record.tags["ade/cause"] == "cancel me"
+    failures = [e.message for e in instance.all_logs(run_id) if e.dagster_event and e.dagster_event.is_failure]
+    assert any("(cancelled)" in message for message in failures), failures
+    assert set(runs_dir.iterdir()) == before_dirs  # the cancelled run left no folder

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ade_platform.lib import cancel
 from ade_platform.lib.snowfakery.errors import SnowfakeryError
 from ade_platform.lib.snowfakery.worker import DOORBELL, REQUEST, RESULT
 
@@ -288,6 +289,12 @@ class Sandbox:
                         "run_failed",
                         "the run stopped without a result (it may have exceeded a memory or CPU limit)",
                         errors=[{"kind": "Crashed", "message": "the run process ended unexpectedly"}],
+                    )
+                if cancel.requested():  # the caller cancelled (a task, or a plain call's cancellation)
+                    kill_group(pid)
+                    raise SnowfakeryError(
+                        "cancelled",
+                        f"the run was cancelled by its caller after {elapsed:.1f} s; its job was stopped",
                     )
                 if elapsed > timeout:
                     kill_group(pid)
