@@ -30,6 +30,7 @@ def test_the_demo_watches_its_projects_target_and_keeps_its_own_output_apart(tmp
     assert "default: the project's target/" in note and f"kept apart): {tmp_path / 'ade' / 'dbt'}" in note
 
 
+@pytest.mark.slow  # materializes a project of its own and runs dbt twice: about a minute
 def test_a_teams_build_in_the_project_folder_is_watched_and_never_overwritten(tmp_path: Path) -> None:
     with materialized_shop(tmp_path, "shop") as (config, settings):
         project = tmp_path / "shop"
