@@ -147,9 +147,8 @@ class RecordListing(Middleware):
         if not self.recorded:
             self.recorded = True
             listing = Listing(wire_form(tools), self.instructions, self.tasks)
-            threading.Thread(
-                target=save_listing, args=(self.settings, listing), name="ade-listing", daemon=True
-            ).start()
+            # not a daemon: a host that lists and quits at once still leaves the file for the next start
+            threading.Thread(target=save_listing, args=(self.settings, listing), name="ade-listing").start()
         return tools
 
 
