@@ -589,7 +589,7 @@ def test_a_cancelled_run_recipe_task_stops_its_job_and_records_the_cancel(
                     "cause": "cancel me",
                 },
             )
-            for _ in range(400):  # until its job process runs
+            for _ in range(1200):  # until its job process runs (the sandbox may still be starting)
                 if sandbox._RUNNING:
                     break
                 await asyncio.sleep(0.05)
