@@ -613,6 +613,8 @@ def test_a_cancelled_run_recipe_task_stops_its_job_and_records_the_cancel(
     record = instance.get_run_by_id(run_id)
     assert record is not None and record.status == DagsterRunStatus.FAILURE
     assert record.tags["ade/cause"] == "cancel me"
-    failures = [e.message for e in instance.all_logs(run_id) if e.dagster_event and e.dagster_event.is_failure]
+    failures = [
+        e.message for e in instance.all_logs(run_id) if e.dagster_event and e.dagster_event.is_failure
+    ]
     assert any("(cancelled)" in message for message in failures), failures
     assert set(runs_dir.iterdir()) == before_dirs  # the cancelled run left no folder
