@@ -180,9 +180,8 @@ class DeferredToolsets(Middleware):
 
     async def ensure(self) -> None:
         """The toolsets, built once; a request that arrives during the build waits for it."""
-        if self._built is None:
-            self._built = asyncio.ensure_future(self._build())
-        await asyncio.shield(self._built)
+        built = self._start()
+        await asyncio.shield(built)
         if self._failed is not None:
             raise ToolFailure(
                 "internal_error",
@@ -221,9 +220,10 @@ class DeferredToolsets(Middleware):
         if self._built is None:
             asyncio.get_running_loop().call_later(BUILD_DELAY_SECONDS, self._start)
 
-    def _start(self) -> None:
+    def _start(self) -> asyncio.Future[None]:
         if self._built is None:
             self._built = asyncio.ensure_future(self._build())
+        return self._built
 
     async def on_request(self, context: Any, call_next: Any) -> Any:
         if context.method not in _WITHOUT_TOOLSETS and not self.built:

@@ -7,6 +7,7 @@ which imports Dagster lazily on first use.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -23,7 +24,7 @@ from mcp_bridge.access import AccessControl, CallerAccess
 from mcp_bridge.context import BridgeContext
 from mcp_bridge.errors import StructuredErrors
 from mcp_bridge.listing import DeferredToolsets, RecordListing, load_listing
-from mcp_bridge.startup import AfterFirstListing, run_warm_ups
+from mcp_bridge.startup import AfterFirstListing, start_warm_ups
 from mcp_bridge.tasks import LazyTasks, hint_list_results
 from mcp_bridge.toolsets import build_toolset
 from mcp_bridge.toolsets.base import shared_parameters
@@ -100,14 +101,11 @@ def build_server(
             gateway.add_extension(LazyTasks(caller_access))
         gateway.add_middleware(AfterFirstListing(gateway, []))
 
-        def build_later() -> dict[str, FastMCP]:
-            return _build_toolsets(settings, ctx)
-
         def serve_built(toolsets: dict[str, FastMCP]) -> None:
             serve_toolsets(toolsets)
-            warm_ups = _warm_ups(toolsets.values())
-            threading.Thread(target=run_warm_ups, args=(warm_ups,), name="ade-warm-up", daemon=True).start()
+            start_warm_ups(_warm_ups(toolsets.values()))  # the listing has long been answered
 
+        build_later = functools.partial(_build_toolsets, settings, ctx)
         gateway.add_middleware(DeferredToolsets(gateway, settings, listing, build_later, serve_built))
     hint_list_results(gateway)
     return gateway
@@ -128,7 +126,7 @@ def _serve_push(server: FastMCP, settings: Settings) -> IncidentPush:
     from mcp_bridge.push import install
 
     push = install(server, settings)
-    server.incident_push = push  # type: ignore[attr-defined]  # what `ade status`-like checks and tests read
+    server.incident_push = push  # type: ignore[attr-defined]  # its listener count, for tests
     return push
 
 

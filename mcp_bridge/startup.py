@@ -64,7 +64,12 @@ class AfterFirstListing(Middleware):
             self._start()
 
     def _start(self) -> None:
-        threading.Thread(target=run_warm_ups, args=(self.warm_ups,), name="ade-warm-up", daemon=True).start()
+        start_warm_ups(self.warm_ups)
+
+
+def start_warm_ups(warm_ups: list[Callable[[], None]]) -> None:
+    """Run the warm-ups in a background thread of their own."""
+    threading.Thread(target=run_warm_ups, args=(warm_ups,), name="ade-warm-up", daemon=True).start()
 
 
 def run_warm_ups(warm_ups: list[Callable[[], None]]) -> None:

@@ -1,9 +1,12 @@
 """Servers the tests run in processes of their own: a free loopback port, waiting until a server answers,
-stopping it; `ade mcp` over HTTP and a plain fakesnow server as context managers."""
+stopping it; `ade mcp` over HTTP and a plain fakesnow server as context managers, and `ade mcp` over stdio
+driven request by request."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -16,8 +19,11 @@ import httpx
 
 from ade_platform.emulators.demo import free_port
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 __all__ = [
     "ADE",
+    "StdioGateway",
     "execute_all",
     "fakesnow_process",
     "fakesnow_warehouse",
@@ -126,3 +132,74 @@ def fakesnow_warehouse(
     return SnowflakeWarehouse(
         type="snowflake", account="acct", user="u", password=password, database=database, **fields, **server
     )
+
+
+class StdioGateway:
+    """One `ade mcp` process over stdio, as an MCP host starts it: `ask` sends a request and returns its answer,
+    keeping the notifications that came before it. `record` is the file the process writes the names of its
+    loaded modules to when it answers its first tools/list (ADE_MODULES_AT_LISTING, mcp_bridge/startup.py)."""
+
+    def __init__(self, config: Path, home: Path):
+        self.record = home / "modules-at-listing.json"
+        self.record.unlink(missing_ok=True)
+        env = {
+            **os.environ,
+            "ADE_CONFIG": str(config),
+            "ADE_HOME": str(home),
+            "ADE_MODULES_AT_LISTING": str(self.record),
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ade_platform.cli", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=REPO_ROOT,
+        )
+        self.next_id = 0
+        self.notifications: list[str] = []
+
+    def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> int:
+        assert self.proc.stdin is not None
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+        return self.next_id
+
+    def answer(self, request_id: int) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return message
+            if "method" in message:
+                self.notifications.append(message["method"])
+        raise AssertionError(f"ade mcp exited before answering ({self.proc.wait(30)})")
+
+    def ask(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.answer(self.send(method, params))
+
+    def start(self) -> dict[str, Any]:
+        init = self.ask(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        )
+        self.send("notifications/initialized", notify=True)
+        return init["result"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()

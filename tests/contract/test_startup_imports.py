@@ -9,16 +9,13 @@ path (a cached tool answered as well) is tests/contract/test_import_boundary.py.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.contract.test_import_boundary import ALL_TOOLSETS_CONFIG, HEAVY
-from tests.helpers import initialize_request
+from tests.processes import StdioGateway
 
 # Besides the client libraries of HEAVY: what the snowfakery warm-up loads (its library, the recipe schema's
 # checker), Dagster's side of the gateway, the HTTP transport's sign-in stack (stdio needs none), and the
@@ -40,45 +37,14 @@ NOT_BEFORE_LISTING = (
 
 def modules_at_listing(config: Path, home: Path) -> list[str]:
     """Start `ade mcp` over stdio, initialize and list the tools; the modules it had loaded when it answered."""
-    record = home / "modules-at-listing.json"
-    record.unlink(missing_ok=True)
-    env = {
-        **os.environ,
-        "ADE_CONFIG": str(config),
-        "ADE_HOME": str(home),
-        "ADE_MODULES_AT_LISTING": str(record),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ade_platform.cli", "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=REPO_ROOT,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    gateway = StdioGateway(config, home)
     try:
-        for message in (
-            initialize_request("startup-contract"),
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-        ):
-            proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
-        for line in proc.stdout:  # until the listing's answer (the initialize answer comes first)
-            answer = json.loads(line)
-            if answer.get("id") == 2:
-                assert answer["result"]["tools"], answer
-                break
-        else:
-            raise AssertionError(f"ade mcp exited without listing its tools ({proc.wait(30)})")
-        proc.stdin.close()
-        proc.wait(60)
+        gateway.start()
+        answer = gateway.ask("tools/list")
+        assert answer["result"]["tools"], answer
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return json.loads(record.read_text())
+        gateway.close()
+    return json.loads(gateway.record.read_text())
 
 
 def forbidden(modules: list[str]) -> list[str]:

@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from benchmarks.synthetic import synthetic_manifest
 from mcp_bridge.listing import DeferredToolsets, Listing, listing_path, load_listing
 from tests.conftest import REPO_ROOT
 from tests.contract.test_import_boundary import ALL_TOOLSETS_CONFIG
+from tests.processes import StdioGateway
 
 CONFIGS = pytest.mark.parametrize(
     "config", [REPO_ROOT / "ade.yaml", ALL_TOOLSETS_CONFIG], ids=["demo", "all-toolsets"]
@@ -35,78 +34,9 @@ CONFIGS = pytest.mark.parametrize(
 LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 
-class Gateway:
-    """One `ade mcp` process over stdio; `ask` sends a request and returns its answer, keeping notifications."""
-
-    def __init__(self, config: Path, home: Path):
-        self.record = home / "modules-at-listing.json"
-        self.record.unlink(missing_ok=True)
-        env = {
-            **os.environ,
-            "ADE_CONFIG": str(config),
-            "ADE_HOME": str(home),
-            "ADE_MODULES_AT_LISTING": str(self.record),
-        }
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ade_platform.cli", "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=REPO_ROOT,
-        )
-        self.next_id = 0
-        self.notifications: list[str] = []
-
-    def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> int:
-        assert self.proc.stdin is not None
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
-        if not notify:
-            self.next_id += 1
-            message["id"] = self.next_id
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
-        self.proc.stdin.flush()
-        return self.next_id
-
-    def answer(self, request_id: int) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = json.loads(line)
-            if message.get("id") == request_id:
-                return message
-            if "method" in message:
-                self.notifications.append(message["method"])
-        raise AssertionError(f"ade mcp exited before answering ({self.proc.wait(30)})")
-
-    def ask(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.answer(self.send(method, params))
-
-    def start(self) -> dict[str, Any]:
-        init = self.ask(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        )
-        self.send("notifications/initialized", notify=True)
-        return init["result"]
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(60)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def session(config: Path, home: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """One start: what it said at initialize and to each listing, and the modules loaded at its tool listing."""
-    gateway = Gateway(config, home)
+    gateway = StdioGateway(config, home)
     try:
         init = gateway.start()
         said = {method: gateway.ask(method)["result"] for method in LISTS}
@@ -147,7 +77,7 @@ def test_a_call_right_after_the_listing_is_answered_by_the_real_toolsets(tmp_pat
     settings = gateway_settings(ALL_TOOLSETS_CONFIG, tmp_path)
     StoreWriter(settings.store_root).publish("dbt_lineage_index", build_lineage_index(synthetic_manifest(60)))
     session(ALL_TOOLSETS_CONFIG, tmp_path)  # records the listing
-    gateway = Gateway(ALL_TOOLSETS_CONFIG, tmp_path)
+    gateway = StdioGateway(ALL_TOOLSETS_CONFIG, tmp_path)
     try:
         gateway.start()
         # sent together: the call arrives while the toolsets are being built, and waits for them
@@ -187,7 +117,7 @@ def test_an_out_of_date_listing_is_served_once_then_rewritten_and_the_session_to
     document["tools"][0]["description"] = "an old description"  # what a change the key cannot see leaves
     path.write_text(json.dumps(document))
 
-    gateway = Gateway(config, tmp_path)
+    gateway = StdioGateway(config, tmp_path)
     try:
         gateway.start()
         stale = gateway.ask("tools/list")["result"]["tools"]
